@@ -1,0 +1,60 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Arrows point down only:
+//   UnwindCore ← UnwindRender ← UnwindHardware ← UnwindDevice ← UnwindSim ← unwind
+let package = Package(
+    name: "unwind",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "unwind", targets: ["unwind"]),
+        .executable(name: "unwind-bench", targets: ["unwind-bench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.4.0"),
+        .package(url: "https://github.com/ordo-one/malloc-interposer.git", from: "1.6.1"),
+    ],
+    targets: [
+        // Pure behaviour and file formats: values and functions, no I/O, no clock reads.
+        .target(name: "UnwindCore"),
+        // 1-bit framebuffer, fonts and the screens: pure functions of the core's state.
+        .target(name: "UnwindRender", dependencies: ["UnwindCore"], exclude: ["Fonts/generate-fonts.py"]),
+        // The device edge: protocols for motor, buttons, display and storage, and their Linux implementations.
+        .target(
+            name: "UnwindHardware",
+            dependencies: [
+                "UnwindRender",
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The real-time loop: core + edge on absolute deadlines, clock injected.
+        .target(name: "UnwindDevice", dependencies: ["UnwindHardware"], resources: [.copy("Content")]),
+        // Simulated devices (drivable fakes) and the simulator that runs the whole device on a PC.
+        .target(name: "UnwindSim", dependencies: ["UnwindDevice"]),
+        // Composition root: `unwind run`, `unwind sim`, the maintainer's commands.
+        .executableTarget(
+            name: "unwind",
+            dependencies: [
+                "UnwindSim",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "unwind-bench",
+            dependencies: [
+                "UnwindSim",
+                .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // A child process the file-store tests kill with SIGKILL mid-write.
+        .executableTarget(name: "store-writer", dependencies: ["UnwindHardware"], path: "Tests/StoreWriter"),
+        .testTarget(name: "UnwindCoreTests", dependencies: ["UnwindCore"]),
+        .testTarget(name: "UnwindRenderTests", dependencies: ["UnwindRender"]),
+        .testTarget(name: "UnwindHardwareTests", dependencies: ["UnwindHardware", "store-writer"]),
+        .testTarget(name: "UnwindSimTests", dependencies: ["UnwindSim"]),
+    ]
+)

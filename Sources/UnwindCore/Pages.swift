@@ -1,0 +1,68 @@
+/// The four feature pages, in the order PAGE cycles them. Breathing is shown at start-up.
+public enum Page: Int, CaseIterable, Sendable {
+    case breathing, grounding, affirmations, panic
+
+    /// The tab's word in the menu bar.
+    public var menuLabel: String {
+        switch self {
+        case .breathing: "BREATH"
+        case .grounding: "GROUND"
+        case .affirmations: "MANTRA"
+        case .panic: "ALERT"
+        }
+    }
+
+    public var title: String {
+        switch self {
+        case .breathing: "Square breathing"
+        case .grounding: "5-4-3-2-1 grounding"
+        case .affirmations: "Positive affirmations"
+        case .panic: "Panic alert"
+        }
+    }
+
+    /// The page's file in `helpFiles/` (spec, section 3).
+    public var helpFileName: String {
+        switch self {
+        case .breathing: "squareBreathing.txt"
+        case .grounding: "grounding.txt"
+        case .affirmations: "positiveAffirmations.txt"
+        case .panic: "panicAlerts.txt"
+        }
+    }
+
+    public var next: Page { Page(rawValue: (rawValue + 1) % Page.allCases.count)! }
+}
+
+/// The help texts, already wrapped to the overlay's width by whoever loaded them.
+public struct HelpLibrary: Equatable, Sendable {
+    public var lines: [Page: [String]]
+    public init(lines: [Page: [String]] = [:]) { self.lines = lines }
+
+    public func lines(for page: Page) -> [String] {
+        lines[page] ?? ["Help for this page", "is not installed."]
+    }
+
+    /// Word-wraps `text` to `columns` characters a line, keeping the file's own line breaks
+    /// (help files are "displayed without modification"; only overlong lines are folded).
+    public static func wrap(_ text: String, columns: Int) -> [String] {
+        var out = [String]()
+        for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            var line = ""
+            for word in raw.split(separator: " ", omittingEmptySubsequences: true) {
+                var w = Substring(word)
+                while w.count > columns {
+                    if !line.isEmpty { out.append(line); line = "" }
+                    out.append(String(w.prefix(columns)))
+                    w = w.dropFirst(columns)
+                }
+                if line.isEmpty { line = String(w) }
+                else if line.count + 1 + w.count <= columns { line += " " + w }
+                else { out.append(line); line = String(w) }
+            }
+            out.append(line)
+        }
+        while out.last?.isEmpty == true { out.removeLast() }
+        return out
+    }
+}

@@ -1,0 +1,1 @@
+// The real-time loop lives here.

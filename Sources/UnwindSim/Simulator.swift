@@ -1,0 +1,1 @@
+// Simulated devices live here.
