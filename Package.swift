@@ -21,11 +21,14 @@ let package = Package(
         .target(name: "UnwindCore"),
         // 1-bit framebuffer, fonts and the screens: pure functions of the core's state.
         .target(name: "UnwindRender", dependencies: ["UnwindCore"], exclude: ["Fonts/generate-fonts.py"]),
+        // Linux headers Glibc does not export (timerfd).
+        .target(name: "CLinuxSystem"),
         // The device edge: protocols for motor, buttons, display and storage, and their Linux implementations.
         .target(
             name: "UnwindHardware",
             dependencies: [
                 "UnwindRender",
+                "CLinuxSystem",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]

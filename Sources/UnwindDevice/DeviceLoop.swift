@@ -1,1 +1,170 @@
-// The real-time loop lives here.
+import Logging
+import UnwindCore
+import UnwindHardware
+import UnwindRender
+
+/// What the loop measured about itself.
+public struct LoopStatistics: Sendable, Equatable {
+    public var framesRendered = 0
+    /// Frame deadlines that passed before the loop could draw them (dropped, not queued).
+    public var framesMissed = 0
+    public var motorEdgesApplied = 0
+    /// The worst lateness of a motor edge, from its scheduled instant to the line changing.
+    public var worstMotorLateness: Duration = .zero
+    public var errors = 0
+}
+
+/// The real-time loop: reads buttons, runs the core, drives the motor on the exact instants the
+/// core scheduled, and draws at 30 frames per second on absolute deadlines.
+///
+/// Everything it touches is injected — clock, waiter, lines, presenter, store — so the same
+/// loop runs on the board, in the terminal simulator and in tests on simulated time.
+public final class DeviceLoop {
+    public static let framesPerSecond: Int64 = 30
+
+    public private(set) var core: DeviceCore
+    public private(set) var statistics = LoopStatistics()
+    public private(set) var framebuffer: Framebuffer
+
+    let clock: DeviceClock
+    let waiter: LoopWaiter
+    let buttons: ButtonLines
+    let motor: MotorLine
+    let presenter: FramePresenter
+    let persistence: StatePersistence
+    let logger: Logger
+
+    var classifier: ButtonClassifier
+    var timeline = MotorTimeline()
+    var motorOn = false
+    var motorFailing = false
+    var effects: [Effect] = []
+    var gestures: [ButtonGesture] = []
+    var edges: [ButtonEdge] = []
+    let frameOrigin: Instant
+    var frameIndex: Int64 = 0
+    /// Called with every gesture, after the core has seen it (the simulator's log uses it).
+    public var onGesture: ((ButtonGesture, Instant) -> Void)?
+
+    public init(core: DeviceCore, clock: DeviceClock, waiter: LoopWaiter, buttons: ButtonLines,
+                motor: MotorLine, presenter: FramePresenter, persistence: StatePersistence,
+                buttonTiming: ButtonClassifier.Timing = .init(), display: (width: Int, height: Int) = (128, 64),
+                logger: Logger) {
+        self.core = core
+        self.clock = clock
+        self.waiter = waiter
+        self.buttons = buttons
+        self.motor = motor
+        self.presenter = presenter
+        self.persistence = persistence
+        self.logger = logger
+        self.classifier = ButtonClassifier(timing: buttonTiming)
+        self.framebuffer = Framebuffer(width: display.width, height: display.height)
+        self.frameOrigin = clock.now().instant
+        effects.reserveCapacity(64)
+        gestures.reserveCapacity(16)
+        edges.reserveCapacity(16)
+        setMotor(false, scheduled: frameOrigin, now: frameOrigin)
+    }
+
+    /// The instant frame `k` is due: computed from the origin each time, so no drift accumulates.
+    func frameDeadline(_ k: Int64) -> Instant {
+        Instant(nanoseconds: frameOrigin.nanoseconds + k * 1_000_000_000 / Self.framesPerSecond)
+    }
+
+    /// Runs until `shouldStop` says so, then shuts down cleanly (session saved, motor low).
+    public func run(until shouldStop: () -> Bool) {
+        while !shouldStop() { step() }
+        shutdown()
+    }
+
+    /// One pass: whatever is due now, then one wait for the next thing that will be.
+    public func step() {
+        var now = clock.now()
+        applyMotor(now.instant)
+
+        edges.removeAll(keepingCapacity: true)
+        do { try buttons.readEdges(into: &edges) } catch { report(error) }
+        gestures.removeAll(keepingCapacity: true)
+        for e in edges { classifier.feed(e, into: &gestures) }
+        classifier.advance(to: now.instant, into: &gestures)
+        for g in gestures {
+            core.handle(g, at: now, effects: &effects)
+            onGesture?(g, now.instant)
+        }
+        perform()
+
+        if now.instant >= frameDeadline(frameIndex) {
+            core.tick(at: now, effects: &effects)
+            perform()
+            now = clock.now()
+            applyMotor(now.instant)
+            Screen.render(core.state, at: now.instant, into: &framebuffer)
+            presenter.present(framebuffer, at: now.instant)
+            statistics.framesRendered += 1
+            // The frame due now is drawn; any whose deadline also passed are dropped.
+            let due = (now.instant.nanoseconds - frameOrigin.nanoseconds) * Self.framesPerSecond / 1_000_000_000
+            if due > frameIndex { statistics.framesMissed += Int(due - frameIndex) }
+            frameIndex = max(frameIndex, due) + 1
+        }
+
+        var deadline = frameDeadline(frameIndex)
+        if let t = timeline.next, t < deadline { deadline = t }
+        if let t = classifier.nextDeadline(), t < deadline { deadline = t }
+        if let t = buttons.nextEdgeTime, t < deadline { deadline = t }
+        if deadline > clock.now().instant {
+            do { try waiter.wait(until: deadline, watching: buttons.pollDescriptors) } catch { report(error) }
+        }
+    }
+
+    /// Ends a running session, saves, drives the motor low and waits for the writes.
+    public func shutdown() {
+        let now = clock.now()
+        core.shutdown(at: now, effects: &effects)
+        perform()
+        setMotor(false, scheduled: now.instant, now: now.instant)
+        persistence.flush()
+    }
+
+    private func perform() {
+        for effect in effects {
+            switch effect {
+            case .motor(let edge): timeline.insert(edge)
+            case .cancelMotor:
+                timeline.removeAll()
+                let now = clock.now().instant
+                setMotor(false, scheduled: now, now: now)
+            case .save(let file, let text): persistence.save(file, text)
+            }
+        }
+        effects.removeAll(keepingCapacity: true)
+    }
+
+    private func applyMotor(_ now: Instant) {
+        timeline.takeDue(now) { edge in setMotor(edge.on, scheduled: edge.at, now: now) }
+    }
+
+    private func setMotor(_ on: Bool, scheduled: Instant, now: Instant) {
+        let late = now - scheduled
+        if late > statistics.worstMotorLateness { statistics.worstMotorLateness = late }
+        statistics.motorEdgesApplied += 1
+        do {
+            try motor.set(on)
+            motorOn = on
+            if motorFailing {
+                motorFailing = false
+                logger.notice("motor line answers again")
+            }
+        } catch {
+            // A failing motor must never stop the breathing square; say it once.
+            if !motorFailing { logger.error("motor: \(error)") }
+            motorFailing = true
+            statistics.errors += 1
+        }
+    }
+
+    private func report(_ error: Error) {
+        statistics.errors += 1
+        logger.error("\(error)")
+    }
+}

@@ -1,0 +1,1 @@
+// Intentionally empty: SwiftPM needs one source file for a C target.

@@ -1,0 +1,30 @@
+/// The SD card as the device sees it: a directory of small flat files, each replaced whole.
+///
+/// A `replace` either leaves the complete old content or the complete new content on the card,
+/// whatever happens mid-way (a killed process, a power cut): never a torn file.
+public protocol StateStore: AnyObject, Sendable {
+    /// The file's bytes, or nil when it does not exist.
+    func read(_ name: String) throws(StoreError) -> [UInt8]?
+    /// Atomically replaces (or creates) the file with `bytes`, durable on return.
+    func replace(_ name: String, with bytes: [UInt8]) throws(StoreError)
+    /// Moves a file that failed to parse out of the way as `<name>.corrupt-<suffix>` so it can
+    /// be inspected, and returns the new name.
+    func quarantine(_ name: String, suffix: String) throws(StoreError) -> String
+}
+
+/// A storage failure, with the operation, the file and the errno it came from.
+public struct StoreError: Error, Equatable, CustomStringConvertible {
+    public var operation: String
+    public var path: String
+    public var errno: Int32
+    public var message: String
+
+    public init(operation: String, path: String, errno: Int32, message: String) {
+        self.operation = operation
+        self.path = path
+        self.errno = errno
+        self.message = message
+    }
+
+    public var description: String { "\(operation) \(path): \(message) (errno \(errno))" }
+}

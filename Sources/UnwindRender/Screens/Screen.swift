@@ -1,0 +1,70 @@
+import UnwindCore
+
+/// Draws the device's whole screen: the menu bar, then the page or its overlay.
+/// A pure function of the state and the instant; it writes into a framebuffer the caller
+/// keeps, so a frame costs no allocation.
+public enum Screen {
+    /// The help overlay's text width in characters of the small font, for wrapping at load.
+    public static let helpColumns = 31
+    static let helpLines = 7
+    static let contentTop = 10
+
+    public static func render(_ state: DeviceState, at now: Instant, into fb: inout Framebuffer) {
+        fb.clear()
+        MenuBar.draw(current: state.page, into: &fb)
+        switch state.overlay {
+        case .help(let scroll): drawHelp(state.help.lines(for: state.page), scroll: scroll, into: &fb)
+        case .stats: StatsScreen.draw(state.breathing, into: &fb)
+        case .none:
+            switch state.page {
+            case .breathing: BreathingScreen.draw(state, at: now, into: &fb)
+            case .grounding, .affirmations, .panic: drawPlaceholder(state.page, into: &fb)
+            }
+        }
+    }
+
+    static func drawHelp(_ lines: [String], scroll: Int, into fb: inout Framebuffer) {
+        var row = 0
+        while row < helpLines && scroll + row < lines.count {
+            fb.text(lines[scroll + row], font: .small, x: 1, y: contentTop + 1 + row * 7)
+            row += 1
+        }
+        // Scroll bar: where the visible lines sit in the whole text.
+        let trackTop = contentTop, trackHeight = fb.height - contentTop
+        fb.verticalLine(x: fb.width - 2, y0: trackTop, y1: fb.height - 1)
+        if lines.count > helpLines {
+            let thumb = max(4, trackHeight * helpLines / lines.count)
+            let top = trackTop + (trackHeight - thumb) * min(scroll, lines.count - 1) / max(1, lines.count - 1)
+            fb.fill(x: fb.width - 3, y: top, width: 3, height: thumb)
+        }
+    }
+
+    static func drawPlaceholder(_ page: Page, into fb: inout Framebuffer) {
+        centered(page.title, font: .small, y: 22, into: &fb)
+        centered("Arrives in a", font: .regular, y: 34, into: &fb)
+        centered("later update.", font: .regular, y: 45, into: &fb)
+    }
+
+    static func centered(_ s: String, font: BitmapFont, y: Int, into fb: inout Framebuffer, _ ink: Ink = .on) {
+        fb.text(s, font: font, x: (fb.width - font.textWidth(s)) / 2, y: y, ink)
+    }
+}
+
+/// The four tabs along the top; the current one is drawn inverted (spec 1.2).
+enum MenuBar {
+    static func draw(current: Page, into fb: inout Framebuffer) {
+        let tab = fb.width / Page.allCases.count
+        for page in Page.allCases {
+            let x = page.rawValue * tab
+            let label = page.menuLabel
+            let tx = x + (tab - BitmapFont.small.textWidth(label)) / 2
+            if page == current {
+                fb.fill(x: x, y: 0, width: tab, height: 8)
+                fb.text(label, font: .small, x: tx, y: 1, .off)
+            } else {
+                fb.text(label, font: .small, x: tx, y: 1)
+            }
+        }
+        fb.horizontalLine(x0: 0, x1: fb.width - 1, y: 8)
+    }
+}
