@@ -5,7 +5,7 @@ import PackageDescription
 //   UnwindCore ← UnwindRender ← UnwindHardware ← UnwindDevice ← UnwindSim ← unwind
 let package = Package(
     name: "unwind",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "unwind", targets: ["unwind"]),
         .executable(name: "unwind-bench", targets: ["unwind-bench"]),

@@ -46,6 +46,7 @@ public enum TotalTimeFile {
 
     public enum Problem: Error, Equatable, CustomStringConvertible {
         case tooLarge(Int)
+        case empty
         case lineCount(Int)
         case notANumber(line: Int)
         case outOfRange(line: Int)
@@ -54,6 +55,7 @@ public enum TotalTimeFile {
         public var description: String {
             switch self {
             case .tooLarge(let n): "\(TotalTimeFile.name) is \(n) bytes; at most \(TotalTimeFile.maximumSize) expected"
+            case .empty: "\(TotalTimeFile.name) is empty"
             case .lineCount(let n): "\(TotalTimeFile.name) has \(n) lines; 6 expected"
             case .notANumber(let l): "\(TotalTimeFile.name) line \(l) is not a whole number"
             case .outOfRange(let l): "\(TotalTimeFile.name) line \(l) is out of range"
@@ -69,6 +71,7 @@ public enum TotalTimeFile {
 
     public static func parse(_ bytes: [UInt8]) throws(Problem) -> BreathingTotals {
         if bytes.count > maximumSize { throw .tooLarge(bytes.count) }
+        if bytes.isEmpty { throw .empty }
         var lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
         // One final newline ends the last line; it does not start an empty one.
         if lines.last?.isEmpty == true && bytes.last == UInt8(ascii: "\n") { lines.removeLast() }

@@ -223,9 +223,9 @@ public struct DeviceCore: Sendable {
     private mutating func scheduleCorners(_ clock: BreathingClock, until horizon: Instant, effects: inout [Effect]) {
         while clock.corner(state.breathing.nextCorner) < horizon {
             let k = state.breathing.nextCorner
-            var edges: [MotorEdge] = []
-            settings.haptics.edges(forCornerAt: clock.corner(k), hold: clock.phase(ofCorner: k).isHold, into: &edges)
-            for e in edges { effects.append(.motor(e)) }
+            settings.haptics.forEachEdge(cornerAt: clock.corner(k), hold: clock.phase(ofCorner: k).isHold) {
+                effects.append(.motor($0))
+            }
             state.breathing.nextCorner += 1
         }
     }

@@ -32,14 +32,18 @@ public struct HapticStyle: Equatable, Sendable {
         return nil
     }
 
-    /// The edges of the pulses that mark a corner reached at `t`.
-    public func edges(forCornerAt t: Instant, hold: Bool, into out: inout [MotorEdge]) {
+    /// The edges of the pulses that mark a corner reached at `t`, in order.
+    public func forEachEdge(cornerAt t: Instant, hold: Bool, _ body: (MotorEdge) -> Void) {
         let n = hold ? holdPulses : breathPulses
         var on = t
         for _ in 0..<n {
-            out.append(MotorEdge(at: on, on: true))
-            out.append(MotorEdge(at: on + pulse, on: false))
+            body(MotorEdge(at: on, on: true))
+            body(MotorEdge(at: on + pulse, on: false))
             on = on + pulse + gap
         }
+    }
+
+    public func edges(forCornerAt t: Instant, hold: Bool, into out: inout [MotorEdge]) {
+        forEachEdge(cornerAt: t, hold: hold) { out.append($0) }
     }
 }

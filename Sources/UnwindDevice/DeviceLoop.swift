@@ -81,8 +81,8 @@ public final class DeviceLoop {
     /// One pass: whatever is due now, then one wait for the next thing that will be.
     public func step() {
         var now = clock.now()
-        applyMotor(now.instant)
-
+        // Buttons first: a stop pressed on a corner's instant cancels that corner's pulse
+        // instead of letting it start for no time at all.
         edges.removeAll(keepingCapacity: true)
         do { try buttons.readEdges(into: &edges) } catch { report(error) }
         gestures.removeAll(keepingCapacity: true)
@@ -93,6 +93,7 @@ public final class DeviceLoop {
             onGesture?(g, now.instant)
         }
         perform()
+        applyMotor(now.instant)
 
         if now.instant >= frameDeadline(frameIndex) {
             core.tick(at: now, effects: &effects)

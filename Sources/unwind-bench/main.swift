@@ -1,1 +1,110 @@
-print("bench")
+import ArgumentParser
+import Foundation
+import Logging
+import MallocInterposerSwift
+import UnwindCore
+import UnwindDevice
+import UnwindHardware
+import UnwindRender
+import UnwindSim
+
+/// `swift run -c release unwind-bench`: what a frame costs on this machine.
+struct Bench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "unwind-bench",
+        abstract: "Measures steady-state render time and allocations per frame, and peak RSS.")
+
+    @Option(help: "Simulated seconds of breathing session to measure.")
+    var seconds: Int = 600
+
+    func run() throws {
+        try ensureInterposer()
+        let frames = seconds * 30
+        print("unwind-bench: \(seconds) s of square breathing, \(frames) frames at 30 fps")
+
+        // 1. Rendering alone: the pure function from state to pixels.
+        var core = DeviceCore()
+        var effects: [Effect] = []
+        core.handle(.down(.select), at: Moment(.zero), effects: &effects)
+        var fb = Framebuffer()
+        var times = [Int64](repeating: 0, count: frames)
+        for k in 0..<300 { Screen.render(core.state, at: Instant(nanoseconds: Int64(k) * 33_333_333), into: &fb) } // warm up
+        MallocInterposerSwift.initialize()
+        MallocInterposerSwift.hook()
+        for k in 0..<frames {
+            let t0 = monotonicNanoseconds()
+            Screen.render(core.state, at: Instant(nanoseconds: Int64(k) * 1_000_000_000 / 30), into: &fb)
+            times[k] = monotonicNanoseconds() - t0
+        }
+        MallocInterposerSwift.unhook()
+        let renderAllocs = MallocInterposerSwift.getStatistics().mallocCount
+        times.sort()
+        func us(_ ns: Int64) -> String { String(format: "%.1f µs", Double(ns) / 1000) }
+        let mean = times.reduce(0, +) / Int64(frames)
+        print("render per frame: mean \(us(mean)), p50 \(us(times[frames / 2])), p99 \(us(times[frames * 99 / 100])), max \(us(times[frames - 1]))")
+        print("render allocations: \(renderAllocs) in \(frames) frames (\(String(format: "%.3f", Double(renderAllocs) / Double(frames))) per frame)")
+
+        // 2. The whole loop on simulated time: buttons, core, motor, render, present.
+        let dir = NSTemporaryDirectory() + "unwind-bench-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let time = SimulatedTime()
+        let motor = SimulatedMotor(clock: time)
+        let buttons = SimulatedButtons(clock: time)
+        let display = SimulatedDisplay()
+        buttons.tap(.select, at: .zero)
+        time.nextEvent = { buttons.nextEdgeTime }
+        var logger = Logger(label: "unwind.bench")
+        logger.logLevel = .warning
+        let persistence = StatePersistence(store: try DirectoryStore(directory: dir), logger: logger, writeInBackground: false)
+        let loop = DeviceLoop(core: DeviceCore(), clock: time, waiter: time, buttons: buttons, motor: motor,
+                              presenter: display, persistence: persistence, logger: logger)
+        while loop.statistics.framesRendered < 300 { loop.step() } // session running, caches warm
+        var framesWithAllocations = 0
+        var loopAllocs = 0
+        let first = loop.statistics.framesRendered
+        let wallStart = monotonicNanoseconds()
+        MallocInterposerSwift.initialize()
+        while loop.statistics.framesRendered < first + frames {
+            let before = loop.statistics.framesRendered
+            let a0 = MallocInterposerSwift.getStatistics().mallocCount
+            MallocInterposerSwift.hook()
+            loop.step()
+            MallocInterposerSwift.unhook()
+            let a = MallocInterposerSwift.getStatistics().mallocCount - a0
+            loopAllocs += a
+            if a > 0 && loop.statistics.framesRendered > before { framesWithAllocations += 1 }
+        }
+        let wall = monotonicNanoseconds() - wallStart
+        print("loop per frame (core + motor + render + present): mean \(us(wall / Int64(frames)))")
+        print("loop allocations: \(loopAllocs) in \(frames) frames; frames that allocated: \(framesWithAllocations)",
+              "(state-file checkpoints once a minute)")
+        print("missed frames: \(loop.statistics.framesMissed), worst motor lateness: \(loop.statistics.worstMotorLateness)")
+
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        print("peak RSS: \(usage.ru_maxrss / 1024) MiB (\(usage.ru_maxrss) KiB)")
+    }
+
+    /// The allocation counter only sees malloc when its library is preloaded: re-run with it.
+    func ensureInterposer() throws {
+        if ProcessInfo.processInfo.environment["LD_PRELOAD"]?.contains("MallocInterposer") == true { return }
+        let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+        let lib = (exe as NSString).deletingLastPathComponent + "/libMallocInterposerSwift.so"
+        guard FileManager.default.fileExists(atPath: lib) else {
+            print("unwind-bench: \(lib) not found; allocation counts will read 0")
+            return
+        }
+        setenv("LD_PRELOAD", lib, 1)
+        let args = CommandLine.arguments.map { strdup($0) } + [nil]
+        execv(exe, args)
+        throw ExitCode.failure
+    }
+}
+
+func monotonicNanoseconds() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+}
+
+Bench.main()

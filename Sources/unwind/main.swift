@@ -1,1 +1,118 @@
-print("unwind")
+import ArgumentParser
+import Foundation
+import Logging
+import UnwindCore
+import UnwindDevice
+import UnwindHardware
+import UnwindSim
+
+struct Unwind: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "unwind",
+        abstract: "Unwind, the bedside haptic breathing companion.",
+        subcommands: [Sim.self, Run.self],
+        defaultSubcommand: Sim.self)
+}
+
+/// Options every way of running the device shares.
+struct DeviceOptions: ParsableArguments {
+    @Option(name: .customLong("pattern"),
+            help: "Seconds of inhale, hold, exhale, hold, e.g. 4,4,4,4 (each 1 to 20).")
+    var pattern: String = "4,4,4,4"
+
+    @Option(help: "Motor pulse at each corner, in milliseconds (20 to 1000).")
+    var pulseMs: Int = 120
+
+    @Option(help: "Directory of the shipped help files (default: the one built with unwind).")
+    var content: String?
+
+    func settings() throws -> DeviceSettings {
+        let parts = pattern.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+        guard parts.count == 4, parts.allSatisfy({ $0 != nil }) else {
+            throw ValidationError("--pattern takes four numbers of seconds separated by commas, like 4,4,4,4")
+        }
+        let d = parts.map { Duration.nanoseconds(Int64(($0! * 1e9).rounded())) }
+        var s = DeviceSettings()
+        s.pattern = BreathingPattern(inhale: d[0], holdAfterInhale: d[1], exhale: d[2], holdAfterExhale: d[3])
+        if let p = s.pattern.problem { throw ValidationError("--pattern: \(p)") }
+        s.haptics.pulse = .milliseconds(pulseMs)
+        if let p = s.haptics.problem { throw ValidationError("--pulse-ms: \(p)") }
+        return s
+    }
+}
+
+struct Sim: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the whole device on this computer with simulated hardware.",
+        discussion: """
+            Without --headless: draws the OLED in this terminal and maps keys to the buttons.
+            With --headless SCRIPT: runs a script of timed presses on simulated time, as fast as
+            it can, and writes what crossed each simulated device into --out (see the README).
+            """)
+
+    @OptionGroup var device: DeviceOptions
+
+    @Option(help: "Directory for the state files (totalTime.txt, …). Created if missing.")
+    var state: String?
+
+    @Option(help: "Run this script of button presses on simulated time, without a terminal.")
+    var headless: String?
+
+    @Option(help: "With --headless: where to write motor.log, frames.log, screen.png, summary.txt.")
+    var out: String = "sim-out"
+
+    @Flag(help: "With --headless: skip frames.log (2 KB a frame).")
+    var noFrames = false
+
+    func run() throws {
+        let settings = try device.settings()
+        let logger = Logger(label: "unwind.sim")
+        if let headless {
+            let text: String
+            do { text = try String(contentsOfFile: headless, encoding: .utf8) } catch {
+                throw ValidationError("cannot read the script \(headless): \(error.localizedDescription)")
+            }
+            let script: ButtonScript
+            do { script = try ButtonScript.parse(text) } catch { throw ValidationError("\(headless): \(error)") }
+            let stateDir = state ?? out + "/state"
+            try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+            let sim = HeadlessSimulation(script: script, stateDirectory: stateDir, outputDirectory: out,
+                                         settings: settings, contentDirectory: device.content,
+                                         recordFrames: !noFrames, logger: logger)
+            let started = Date()
+            let r = try sim.run()
+            print("simulated \(script.end.secondsString) s in \(String(format: "%.2f", Date().timeIntervalSince(started))) s:",
+                  "\(r.statistics.framesRendered) frames, \(r.statistics.framesMissed) missed,",
+                  "\(r.motor.filter(\.on).count) motor pulses; output in \(out)/, state in \(stateDir)/")
+        } else {
+            let stateDir = state ?? Self.defaultStateDirectory()
+            print("Unwind simulator: state in \(stateDir)")
+            try TerminalSimulator(stateDirectory: stateDir, settings: settings,
+                                  contentDirectory: device.content, logger: logger).run()
+            print("Unwind simulator stopped; state kept in \(stateDir)")
+        }
+    }
+
+    static func defaultStateDirectory() -> String {
+        let env = ProcessInfo.processInfo.environment
+        let base = env["XDG_STATE_HOME"] ?? ((env["HOME"] ?? ".") + "/.local/state")
+        try? FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+        return base + "/unwind-sim"
+    }
+}
+
+struct Run: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the device daemon on the board's real GPIO, I²C display and modem.")
+
+    func run() throws {
+        FileHandle.standardError.write(Data("""
+            unwind run: needs the Linux device drivers (libgpiod motor and buttons, SSD1306 over I²C), \
+            which are not built into this version yet. Use 'unwind sim' to run the device with simulated hardware.
+
+            """.utf8))
+        throw ExitCode.failure
+    }
+}
+
+Unwind.main()

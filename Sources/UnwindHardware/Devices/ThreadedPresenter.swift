@@ -1,0 +1,67 @@
+import Foundation
+import Logging
+import UnwindCore
+import UnwindRender
+
+/// Hands frames to a display panel on its own thread, so a slow or failing bus never delays
+/// the loop (and so never a motor pulse). Holds at most one pending frame: a newer frame
+/// replaces it. Frames are copied into two preallocated buffers: presenting allocates nothing.
+public final class ThreadedPresenter: FramePresenter, @unchecked Sendable {
+    let panel: DisplayPanel
+    let logger: Logger
+    let condition = NSCondition()
+    var pending: Framebuffer
+    var hasPending = false
+    var stopping = false
+    var dropped = 0
+    var thread: Thread?
+
+    public init(panel: DisplayPanel, width: Int = 128, height: Int = 64, logger: Logger) {
+        self.panel = panel
+        self.logger = logger
+        self.pending = Framebuffer(width: width, height: height)
+        let t = Thread { [unowned self] in self.work() }
+        t.name = "unwind.display"
+        thread = t
+        t.start()
+    }
+
+    public var droppedFrames: Int {
+        condition.lock(); defer { condition.unlock() }
+        return dropped
+    }
+
+    public func present(_ frame: Framebuffer, at: Instant) {
+        condition.lock()
+        if hasPending { dropped += 1 }
+        pending.bytes.withUnsafeMutableBufferPointer { dst in
+            frame.bytes.withUnsafeBufferPointer { src in _ = dst.update(fromContentsOf: src) }
+        }
+        hasPending = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Stops the thread after the frame it is sending.
+    public func stop() {
+        condition.lock()
+        stopping = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func work() {
+        var sending = pending
+        while true {
+            condition.lock()
+            while !hasPending && !stopping { condition.wait() }
+            if stopping { condition.unlock(); return }
+            swap(&sending, &pending)
+            hasPending = false
+            condition.unlock()
+            do { try panel.show(sending) } catch {
+                logger.debug("display: \(error)")
+            }
+        }
+    }
+}

@@ -1,0 +1,175 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import Synchronization
+import UnwindCore
+import UnwindDevice
+import UnwindHardware
+import UnwindRender
+
+/// The keys of the terminal simulator, shown under the screen.
+public enum KeyMap {
+    public static let legend = """
+        p/Tab PAGE   P/h hold PAGE (help)   a/← LEFT   d/→ RIGHT
+        space/Enter SELECT   S hold SELECT   ! hold PANIC   q quit
+        """
+
+    /// The button a key stands for and how long it is held.
+    static func press(for key: UInt8) -> (Button, Duration)? {
+        switch key {
+        case UInt8(ascii: "p"), 0x09: (.page, ButtonScript.shortHold)
+        case UInt8(ascii: "P"), UInt8(ascii: "h"), UInt8(ascii: "?"): (.page, ButtonScript.longHold)
+        case UInt8(ascii: "a"): (.left, ButtonScript.shortHold)
+        case UInt8(ascii: "d"): (.right, ButtonScript.shortHold)
+        case UInt8(ascii: " "), 0x0D, 0x0A: (.select, ButtonScript.shortHold)
+        case UInt8(ascii: "S"): (.select, ButtonScript.longHold)
+        case UInt8(ascii: "!"): (.panic, .milliseconds(1600))
+        default: nil
+        }
+    }
+}
+
+/// Buttons from the keyboard: a key press becomes a press edge now and a release edge after
+/// the key's hold time (a terminal reports no key-up).
+final class KeyboardButtons: ButtonLines {
+    let clock: DeviceClock
+    let scheduled: SimulatedButtons
+    var quit = false
+    var pendingEscape: [UInt8] = []
+
+    init(clock: DeviceClock) {
+        self.clock = clock
+        self.scheduled = SimulatedButtons(clock: clock)
+    }
+
+    var pollDescriptors: [Int32] { [STDIN_FILENO] }
+    var nextEdgeTime: Instant? { scheduled.nextEdgeTime }
+
+    func readEdges(into edges: inout [ButtonEdge]) throws(DeviceError) {
+        var buf = [UInt8](repeating: 0, count: 64)
+        let n = read(STDIN_FILENO, &buf, buf.count)
+        if n > 0 {
+            let now = clock.now().instant
+            var i = 0
+            while i < n {
+                let k = buf[i]
+                // Arrow keys arrive as ESC [ C / ESC [ D.
+                if k == 0x1B && i + 2 < n && buf[i + 1] == UInt8(ascii: "[") {
+                    switch buf[i + 2] {
+                    case UInt8(ascii: "D"): scheduled.tap(.left, at: now)
+                    case UInt8(ascii: "C"): scheduled.tap(.right, at: now)
+                    default: break
+                    }
+                    i += 3
+                    continue
+                }
+                if k == UInt8(ascii: "q") || k == 0x03 { quit = true }
+                if let (b, hold) = KeyMap.press(for: k) { scheduled.tap(b, at: now, holdFor: hold) }
+                i += 1
+            }
+        }
+        try scheduled.readEdges(into: &edges)
+    }
+}
+
+/// The OLED drawn in the terminal with half blocks, the motor's state and the key legend beneath.
+final class TerminalPanel: DisplayPanel, @unchecked Sendable {
+    let motor: SimulatedMotor
+    let stateDirectory: String
+    var text = ""
+
+    init(motor: SimulatedMotor, stateDirectory: String) {
+        self.motor = motor
+        self.stateDirectory = stateDirectory
+        text.reserveCapacity(32 * 1024)
+    }
+
+    func show(_ frame: Framebuffer) throws(DeviceError) {
+        text.removeAll(keepingCapacity: true)
+        text += "\u{1B}[H"
+        TextArt.halfBlocks(frame, into: &text)
+        text += motor.isOn ? " MOTOR \u{1B}[7m ~~~ BUZZ ~~~ \u{1B}[0m" : " MOTOR  .  (still)      "
+        text += "\u{1B}[K\n" + KeyMap.legend + "\u{1B}[K\n state and log: \(stateDirectory)\u{1B}[K\n"
+        writeTerminal(text)
+    }
+}
+
+let terminalStop = Atomic<Bool>(false)
+
+/// `unwind sim`: the device in a terminal, on real time, with keys for buttons.
+public struct TerminalSimulator {
+    public var stateDirectory: String
+    public var settings: DeviceSettings
+    public var contentDirectory: String?
+    public var logger: Logger
+
+    public init(stateDirectory: String, settings: DeviceSettings, contentDirectory: String? = nil, logger: Logger) {
+        self.stateDirectory = stateDirectory
+        self.settings = settings
+        self.contentDirectory = contentDirectory
+        self.logger = logger
+    }
+
+    public struct NotATerminal: Error, CustomStringConvertible {
+        public var description: String {
+            "unwind sim draws the screen in a terminal and reads keys from it; standard input is not a terminal. Use 'unwind sim --headless SCRIPT' to run from a script."
+        }
+    }
+
+    public func run() throws {
+        guard isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 else { throw NotATerminal() }
+        // Log lines would tear the drawing: they go to a file in the state directory instead.
+        try makeDirectory(stateDirectory)
+        let logPath = stateDirectory + "/sim.log"
+        let logFD = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o640)
+        guard logFD >= 0, dup2(logFD, STDERR_FILENO) >= 0 else {
+            throw DeviceError(device: logPath, operation: "open", errno: errno)
+        }
+        close(logFD)
+        let clock = LinuxClock()
+        let waiter = try PollWaiter()
+        let motor = SimulatedMotor(clock: clock)
+        let buttons = KeyboardButtons(clock: clock)
+        let store = try DirectoryStore(directory: stateDirectory)
+        let persistence = StatePersistence(store: store, logger: logger, writeInBackground: true)
+        let help = DeviceContent.helpLibrary(in: DeviceContent.directory(override: contentDirectory))
+        let core = DeviceCore.starting(settings: settings, persistence: persistence, help: help, now: clock.now().wall)
+        let presenter = ThreadedPresenter(panel: TerminalPanel(motor: motor, stateDirectory: stateDirectory), logger: logger)
+
+        var saved = termios()
+        tcgetattr(STDIN_FILENO, &saved)
+        var raw = saved
+        raw.c_lflag &= ~tcflag_t(ICANON | ECHO | ISIG)
+        raw.c_iflag &= ~tcflag_t(IXON | ICRNL)
+        tcsetattr(STDIN_FILENO, TCSANOW, &raw)
+        let flags = fcntl(STDIN_FILENO, F_GETFL)
+        _ = fcntl(STDIN_FILENO, F_SETFL, flags | O_NONBLOCK)
+        writeTerminal("\u{1B}[?1049h\u{1B}[?25l\u{1B}[2J")
+        signal(SIGTERM) { _ in terminalStop.store(true, ordering: .relaxed) }
+        signal(SIGHUP) { _ in terminalStop.store(true, ordering: .relaxed) }
+        defer {
+            presenter.stop()
+            _ = fcntl(STDIN_FILENO, F_SETFL, flags)
+            tcsetattr(STDIN_FILENO, TCSANOW, &saved)
+            writeTerminal("\u{1B}[?25h\u{1B}[?1049l")
+        }
+
+        let loop = DeviceLoop(core: core, clock: clock, waiter: waiter, buttons: buttons, motor: motor,
+                              presenter: presenter, persistence: persistence, logger: logger)
+        loop.run(until: { buttons.quit || terminalStop.load(ordering: .relaxed) })
+    }
+}
+
+/// write(2) to standard output, whole, retried on EINTR.
+func writeTerminal(_ s: String) {
+    var s = s
+    s.withUTF8 { b in
+        var off = 0
+        while off < b.count {
+            let w = write(STDOUT_FILENO, b.baseAddress! + off, b.count - off)
+            if w <= 0 { if errno == EINTR { continue }; break }
+            off += w
+        }
+    }
+}

@@ -1,0 +1,606 @@
+import Foundation
+import Testing
+import UnwindHardware
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `DirectoryStore` needs macOS 15 (Mutex), hence the `@available` on every test.
+@Suite("DirectoryStore")
+struct DirectoryStoreTests {
+    // MARK: - Reading and replacing
+
+    @available(macOS 15.0, *)
+    @Test func roundTripIsByteForByte() throws {
+        let dir = try ScratchDirectory()
+        let store = try DirectoryStore(directory: dir.path)
+        var generator = SplitMix64(seed: 7)
+        let samples: [[UInt8]] = [
+            [],
+            [0],
+            Array(0...255),
+            Array("6\n120\n0\n0\n0\n0\n".utf8),
+            storeWriterContent("A"),
+            (0..<200_000).map { _ in UInt8.random(in: 0...255, using: &generator) },
+        ]
+        for (index, bytes) in samples.enumerated() {
+            let name = "sample\(index).bin"
+            try store.replace(name, with: bytes)
+            #expect(try store.read(name) == bytes)
+            // What is on disk, read without the store.
+            let onDisk = try Data(contentsOf: URL(fileURLWithPath: dir.path + "/" + name))
+            #expect([UInt8](onDisk) == bytes)
+            #expect(try permissions(of: dir.path + "/" + name) & ~0o640 == 0, "mode 0640 or stricter")
+        }
+    }
+
+    @available(macOS 15.0, *)
+    @Test func missingFileReadsAsNil() throws {
+        let dir = try ScratchDirectory()
+        let store = try DirectoryStore(directory: dir.path)
+        #expect(try store.read("totalTime.txt") == nil)
+    }
+
+    @available(macOS 15.0, *)
+    @Test func replaceOverwritesExistingContent() throws {
+        let dir = try ScratchDirectory()
+        let store = try DirectoryStore(directory: dir.path)
+        let long = Array(repeating: UInt8(ascii: "x"), count: 10_000)
+        try store.replace("totalTime.txt", with: long)
+        try store.replace("totalTime.txt", with: Array("short\n".utf8))
+        #expect(try store.read("totalTime.txt") == Array("short\n".utf8))  // nothing of the old tail
+        try store.replace("totalTime.txt", with: [])
+        #expect(try store.read("totalTime.txt") == [])
+    }
+
+    @available(macOS 15.0, *)
+    @Test func noTemporaryFilesAfterSuccess() throws {
+        let dir = try ScratchDirectory()
+        let store = try DirectoryStore(directory: dir.path)
+        for round in 0..<50 {
+            try store.replace("totalTime.txt", with: Array("round \(round)\n".utf8))
+            try store.replace("sessionHistory.txt", with: Array(repeating: UInt8(round), count: round * 100))
+        }
+        #expect(try dir.entries() == ["sessionHistory.txt", "totalTime.txt"])
+    }
+
+    @available(macOS 15.0, *)
+    @Test func concurrentReplacesNeverShareATemporaryFile() async throws {
+        let dir = try ScratchDirectory()
+        let store = try DirectoryStore(directory: dir.path)
+        let other = try DirectoryStore(directory: dir.path)  // same directory, same process
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    let target = task.isMultiple(of: 2) ? store : other
+                    for round in 0..<25 {
+                        try target.replace("shared.txt", with: Array("task \(task) round \(round)\n".utf8))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let final = try #require(try store.read("shared.txt"))
+        #expect(String(decoding: final, as: UTF8.self).hasSuffix("round 24\n"))
+        #expect(try dir.entries() == ["shared.txt"])
+    }
+
+    @available(macOS 15.0, *)
+    @Test func oversizedFileIsRefused() throws {
+        let dir = try ScratchDirectory()
+        #expect(try DirectoryStore(directory: dir.path).maximumFileSize == 1 << 20)
+        let store = try DirectoryStore(directory: dir.path, maximumFileSize: 1024)
+
+        try Data(count: 1024).write(to: URL(fileURLWithPath: dir.path + "/exact.bin"))
+        #expect(try store.read("exact.bin")?.count == 1024)
+
+        try Data(count: 1025).write(to: URL(fileURLWithPath: dir.path + "/big.bin"))
+        #expect(throws: StoreError.self) { try store.read("big.bin") }
+        #expect(storeErrno { _ = try store.read("big.bin") } == EFBIG)
+
+        // Nor will it write what it would refuse to read.
+        #expect(storeErrno { try store.replace("big2.bin", with: Array(repeating: 1, count: 1025)) } == EFBIG)
+        #expect(try dir.entries() == ["big.bin", "exact.bin"])
+    }
+
+    @available(macOS 15.0, *)
+    @Test func nonRegularFilesAreRefused() throws {
+        let dir = try ScratchDirectory()
+        let store = try DirectoryStore(directory: dir.path)
+        #expect(mkdir(dir.path + "/folder", 0o755) == 0)
+        #expect(storeErrno { _ = try store.read("folder") } == EISDIR)
+        #expect(mkfifo(dir.path + "/fifo", 0o600) == 0)
+        #expect(storeErrno { _ = try store.read("fifo") } == EINVAL)  // and no hang on open
+    }
+
+    @available(macOS 15.0, *)
+    @Test(arguments: ["", "a/b", "/etc/passwd", ".hidden", ".", "..", "../escape", "dir/"])
+    func badNamesAreRefused(name: String) throws {
+        let dir = try ScratchDirectory()
+        let store = try DirectoryStore(directory: dir.path)
+        #expect(storeErrno { _ = try store.read(name) } == EINVAL)
+        #expect(storeErrno { try store.replace(name, with: [1, 2, 3]) } == EINVAL)
+        #expect(storeErrno { _ = try store.quarantine(name, suffix: "x") } == EINVAL)
+        #expect(try dir.entries() == [])
+    }
+
+    @available(macOS 15.0, *)
+    @Test func nameWithANulByteIsRefused() throws {
+        // Not a test argument: the raw NUL would garble the test log.
+        let dir = try ScratchDirectory()
+        let store = try DirectoryStore(directory: dir.path)
+        #expect(storeErrno { _ = try store.read("total\u{0}Time.txt") } == EINVAL)
+        #expect(storeErrno { try store.replace("total\u{0}Time.txt", with: [1]) } == EINVAL)
+        try store.replace("totalTime.txt", with: [1])
+        #expect(storeErrno { _ = try store.quarantine("totalTime.txt", suffix: "a\u{0}b") } == EINVAL)
+        #expect(try dir.entries() == ["totalTime.txt"])
+    }
+
+    // MARK: - Init
+
+    @available(macOS 15.0, *)
+    @Test func initCreatesTheDirectoryWithMode0750() throws {
+        let dir = try ScratchDirectory()
+        let path = dir.path + "/state"
+        let store = try DirectoryStore(directory: path)
+        #expect(store.directory == path)
+        var info = stat()
+        #expect(stat(path, &info) == 0)
+        #expect(info.st_mode & mode_t(S_IFMT) == mode_t(S_IFDIR))
+        #expect(info.st_mode & 0o7777 & ~0o750 == 0, "0750 less the umask")
+        // Opening it again is fine.
+        _ = try DirectoryStore(directory: path)
+    }
+
+    @available(macOS 15.0, *)
+    @Test func initRefusesAFileAndAMissingParent() throws {
+        let dir = try ScratchDirectory()
+        try Data("x".utf8).write(to: URL(fileURLWithPath: dir.path + "/plain"))
+        #expect(storeErrno { _ = try DirectoryStore(directory: dir.path + "/plain") } == ENOTDIR)
+        #expect(storeErrno { _ = try DirectoryStore(directory: dir.path + "/no/such") } == ENOENT)
+        #expect(storeErrno { _ = try DirectoryStore(directory: "") } == EINVAL)
+    }
+
+    @available(macOS 15.0, *)
+    @Test func staleTemporaryFilesAreRemovedAtInit() throws {
+        let dir = try ScratchDirectory()
+        let stale = [".totalTime.txt.tmp-12345-0", ".sessionHistory.txt.tmp-1-99", ".a.tmp-b.tmp-7-7"]
+        let kept = ["totalTime.txt", "totalTime.txt.corrupt-1", ".hidden", ".x.tmp-", ".x.tmp-1",
+                    ".x.tmp-1-", ".x.tmp-a-1", "..x.tmp-1-2", "x.tmp-1-2"]
+        for name in stale + kept {
+            try Data("old".utf8).write(to: URL(fileURLWithPath: dir.path + "/" + name))
+        }
+        _ = try DirectoryStore(directory: dir.path)
+        #expect(try dir.entries() == kept.sorted())
+    }
+
+    // MARK: - Failures leave the old content
+
+    @available(macOS 15.0, *)
+    @Test(.enabled(if: permissionsAreEnforced(),
+                   "running as root (CAP_DAC_OVERRIDE): chmod 0500 does not stop writes; the directory-removed, rename-onto-a-directory and RLIMIT_FSIZE tests cover failures instead"))
+    func readOnlyDirectoryFailsAndKeepsOldContent() throws {
+        let dir = try ScratchDirectory()
+        let store = try DirectoryStore(directory: dir.path)
+        try store.replace("totalTime.txt", with: Array("old\n".utf8))
+        #expect(chmod(dir.path, 0o500) == 0)
+        defer { chmod(dir.path, 0o700) }
+        let error = try #require(throws: StoreError.self) {
+            try store.replace("totalTime.txt", with: Array("new\n".utf8))
+        }
+        #expect(error.errno == EACCES)
+        #expect(error.path.hasPrefix(dir.path))
+        #expect(try store.read("totalTime.txt") == Array("old\n".utf8))
+        #expect(try dir.entries() == ["totalTime.txt"])
+    }
+
+    @available(macOS 15.0, *)
+    @Test func directoryRemovedAfterInitFailsAndKeepsOldContent() throws {
+        let dir = try ScratchDirectory()
+        let path = dir.path + "/state"
+        let store = try DirectoryStore(directory: path)
+        try store.replace("totalTime.txt", with: Array("old\n".utf8))
+        #expect(rename(path, dir.path + "/moved") == 0)
+
+        let error = try #require(throws: StoreError.self) {
+            try store.replace("totalTime.txt", with: Array("new\n".utf8))
+        }
+        #expect(error.errno == ENOENT)
+        #expect(error.operation == "create")
+        #expect(try store.read("totalTime.txt") == nil)
+        let moved = try DirectoryStore(directory: dir.path + "/moved")
+        #expect(try moved.read("totalTime.txt") == Array("old\n".utf8))
+        #expect(try dir.entries("moved") == ["totalTime.txt"])
+    }
+
+    @available(macOS 15.0, *)
+    @Test func renameOntoADirectoryFailsAndRemovesTheTemporaryFile() throws {
+        let dir = try ScratchDirectory()
+        let store = try DirectoryStore(directory: dir.path)
+        #expect(mkdir(dir.path + "/totalTime.txt", 0o755) == 0)
+        try Data("keep".utf8).write(to: URL(fileURLWithPath: dir.path + "/totalTime.txt/inside"))
+
+        let error = try #require(throws: StoreError.self) {
+            try store.replace("totalTime.txt", with: Array("new\n".utf8))
+        }
+        #expect(error.operation == "rename")
+        #expect(error.errno == EISDIR)
+        #expect(error.description.contains("errno \(EISDIR)"))
+        #expect(try dir.entries() == ["totalTime.txt"])
+        #expect(try dir.entries("totalTime.txt") == ["inside"])
+    }
+
+    /// In a child process (the limit is per process): RLIMIT_FSIZE makes the first write short
+    /// and the next one fail with EFBIG, as a full card would.
+    @available(macOS 15.0, *)
+    @Test func shortWriteThenEFBIGKeepsOldContent() throws {
+        let dir = try ScratchDirectory()
+        let writer = try storeWriterPath()
+        let child = try Child(writer, ["--fsize-limit", "16384", dir.path, "totalTime.txt"])
+        let output = child.readAll()
+        let status = child.wait()
+        #expect(status == .exited(0), "store-writer said: \(output)")
+        #expect(output.hasPrefix("ok: write "), "store-writer said: \(output)")
+        #expect(output.contains("errno \(EFBIG)"), "store-writer said: \(output)")
+        #expect(try dir.entries() == ["totalTime.txt"])
+    }
+
+    // MARK: - Quarantine
+
+    @available(macOS 15.0, *)
+    @Test func quarantineNamesAndCollisions() throws {
+        let dir = try ScratchDirectory()
+        let store = try DirectoryStore(directory: dir.path)
+        var moved: [String] = []
+        for round in 0..<4 {
+            try store.replace("totalTime.txt", with: Array("garbage \(round)".utf8))
+            moved.append(try store.quarantine("totalTime.txt", suffix: "20261121-2350"))
+            #expect(try store.read("totalTime.txt") == nil)
+        }
+        #expect(moved == ["totalTime.txt.corrupt-20261121-2350", "totalTime.txt.corrupt-20261121-2350-1",
+                          "totalTime.txt.corrupt-20261121-2350-2", "totalTime.txt.corrupt-20261121-2350-3"])
+        for (round, name) in moved.enumerated() {
+            #expect(try store.read(name) == Array("garbage \(round)".utf8))
+        }
+        // A different suffix starts its own sequence; a collision with a directory counts too.
+        #expect(mkdir(dir.path + "/sessionHistory.txt.corrupt-boot", 0o755) == 0)
+        try store.replace("sessionHistory.txt", with: [1])
+        #expect(try store.quarantine("sessionHistory.txt", suffix: "boot") == "sessionHistory.txt.corrupt-boot-1")
+        #expect(try dir.entries() == (moved + ["sessionHistory.txt.corrupt-boot", "sessionHistory.txt.corrupt-boot-1"]).sorted())
+    }
+
+    @available(macOS 15.0, *)
+    @Test func quarantineFailures() throws {
+        let dir = try ScratchDirectory()
+        let store = try DirectoryStore(directory: dir.path)
+        #expect(storeErrno { _ = try store.quarantine("totalTime.txt", suffix: "x") } == ENOENT)
+        try store.replace("totalTime.txt", with: [1])
+        #expect(storeErrno { _ = try store.quarantine("totalTime.txt", suffix: "a/b") } == EINVAL)
+        #expect(try dir.entries() == ["totalTime.txt"])
+    }
+
+    // MARK: - SIGKILL mid-write
+
+    /// Kills `store-writer` (replacing one file in a loop, A/B/A/B …) at a random moment, 200
+    /// times, and checks the file is each time exactly the complete A or the complete B.
+    /// Set UNWIND_KILL_SEED to replay a run.
+    @available(macOS 15.0, *)
+    @Test func sigkillNeverLeavesATornFile() throws {
+        let kills = 200
+        let seed = ProcessInfo.processInfo.environment["UNWIND_KILL_SEED"].flatMap { UInt64($0) }
+            ?? UInt64.random(in: 0...UInt64.max)
+        var random = SplitMix64(seed: seed)
+        let writer = try storeWriterPath()
+        let dir = try ScratchDirectory()
+        let name = "state.bin"
+        let a = storeWriterContent("A")
+        let b = storeWriterContent("B")
+        let reader = try DirectoryStore(directory: dir.path)
+        let started = ContinuousClock.now
+
+        var outcomes = (a: 0, b: 0)
+        var withTemporary = (empty: 0, partial: 0, complete: 0)
+        for round in 0..<kills {
+            let context = "seed \(seed) (UNWIND_KILL_SEED to replay), kill \(round)"
+            let child = try Child(writer, [dir.path, name])
+            guard child.waitForLine("ready", timeout: .seconds(10)) else {
+                let status = child.killAndWait()
+                Issue.record("store-writer never said ready (\(status)); \(context)")
+                return
+            }
+            usleep(UInt32.random(in: 0...30_000, using: &random))
+            let status = child.killAndWait()
+            guard status == .signalled(SIGKILL) else {
+                Issue.record("store-writer ended by itself: \(status); \(context)")
+                return
+            }
+
+            let temporaries = try dir.entries().filter { $0.hasPrefix(".\(name).tmp-") }
+            #expect(temporaries.count <= 1, "\(temporaries); \(context)")
+            for temporary in temporaries {
+                let size = (try? FileManager.default.attributesOfItem(atPath: dir.path + "/" + temporary)[.size]
+                    as? Int) ?? -1
+                if size == 0 {
+                    withTemporary.empty += 1
+                } else if size == a.count || size == b.count {
+                    withTemporary.complete += 1
+                } else {
+                    withTemporary.partial += 1
+                }
+            }
+
+            let bytes = try reader.read(name)
+            switch bytes {
+            case a?: outcomes.a += 1
+            case b?: outcomes.b += 1
+            default:
+                Issue.record("torn file: \(describe(bytes)); \(context)")
+                return
+            }
+            #expect(selfDescribedTag(bytes ?? []) != nil, "header or checksum wrong; \(context)")
+        }
+        let elapsed = ContinuousClock.now - started
+
+        // Whatever the last kill left, plus one planted leftover: a new store removes both.
+        try Data("stale".utf8).write(to: URL(fileURLWithPath: dir.path + "/.\(name).tmp-999999-3"))
+        #expect(try dir.entries().count >= 2)
+        let reopened = try DirectoryStore(directory: dir.path)
+        #expect(try dir.entries() == [name])
+        let last = try reopened.read(name)
+        #expect(last == a || last == b)
+
+        let midWrite = withTemporary.empty + withTemporary.partial + withTemporary.complete
+        print("""
+            sigkill test: \(kills) kills in \(elapsed), seed \(seed): \
+            file was A \(outcomes.a)×, B \(outcomes.b)×; a temporary file existed after \(midWrite) kills \
+            (empty \(withTemporary.empty), partly written \(withTemporary.partial), \
+            fully written but not yet renamed \(withTemporary.complete))
+            """)
+        #expect(outcomes.a + outcomes.b == kills)
+    }
+}
+
+// MARK: - Content written by store-writer
+
+/// A copy of `storeWriterContent` in Tests/StoreWriter/main.swift; keep the two in sync (the
+/// kill test also checks the header and checksum, so a drift fails loudly).
+func storeWriterContent(_ tag: String) -> [UInt8] {
+    precondition(tag == "A" || tag == "B")
+    let total = tag == "A" ? 65_536 : 61_440
+    let headerLength = 25  // "A 65536 0123456789abcdef\n"
+    let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ".utf8)
+    var body: [UInt8] = []
+    body.reserveCapacity(total - headerLength)
+    var line = 0
+    while body.count < total - headerLength {
+        let number = String(line)
+        body += Array("\(tag) line \(String(repeating: "0", count: max(0, 5 - number.count)))\(number) ".utf8)
+        for column in 0..<49 { body.append(alphabet[(line + column) % alphabet.count]) }
+        body.append(UInt8(ascii: "\n"))
+        line += 1
+    }
+    body.removeLast(body.count - (total - headerLength))
+    let hex = String(fnv1a64(body), radix: 16)
+    let header = Array("\(tag) \(total) \(String(repeating: "0", count: 16 - hex.count))\(hex)\n".utf8)
+    precondition(header.count == headerLength)
+    return header + body
+}
+
+func fnv1a64(_ bytes: some Sequence<UInt8>) -> UInt64 {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+    return hash
+}
+
+/// "A" or "B" when the bytes carry a well-formed header whose length and checksum match.
+func selfDescribedTag(_ bytes: [UInt8]) -> String? {
+    guard let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) else { return nil }
+    let fields = String(decoding: bytes[..<newline], as: UTF8.self).split(separator: " ")
+    guard fields.count == 3, fields[0] == "A" || fields[0] == "B",
+          Int(fields[1]) == bytes.count,
+          UInt64(fields[2], radix: 16) == fnv1a64(bytes[(newline + 1)...]) else { return nil }
+    return String(fields[0])
+}
+
+func describe(_ bytes: [UInt8]?) -> String {
+    guard let bytes else { return "missing" }
+    let head = String(decoding: bytes.prefix(24), as: UTF8.self)
+    return "\(bytes.count) bytes starting \(String(reflecting: head)), self-described as \(selfDescribedTag(bytes) ?? "nothing valid")"
+}
+
+// MARK: - Helpers
+
+/// The errno of the StoreError `body` throws, nil if it throws nothing, -1 for any other error.
+func storeErrno(_ body: () throws -> Void) -> Int32? {
+    do {
+        try body()
+        return nil
+    } catch let error as StoreError {
+        return error.errno
+    } catch {
+        return -1
+    }
+}
+
+func permissions(of path: String) throws -> mode_t {
+    var info = stat()
+    guard stat(path, &info) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+    return info.st_mode & 0o7777
+}
+
+/// Whether chmod 0500 on a directory stops this process from creating files in it (not so for root).
+func permissionsAreEnforced() -> Bool {
+    guard let dir = try? ScratchDirectory() else { return true }
+    guard chmod(dir.path, 0o500) == 0 else { return true }
+    defer { chmod(dir.path, 0o700) }
+    let fd = open(dir.path + "/probe", O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
+    if fd >= 0 {
+        close(fd)
+        return false
+    }
+    return true
+}
+
+/// A fresh directory under the system temporary directory, removed with everything in it at deinit.
+final class ScratchDirectory {
+    let path: String
+
+    init() throws {
+        var template = Array((FileManager.default.temporaryDirectory.path + "/unwind-store-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        path = String(cString: made)
+    }
+
+    deinit {
+        chmod(path, 0o700)
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    /// Names in the directory (or in `subdirectory` of it), sorted, hidden ones included.
+    func entries(_ subdirectory: String? = nil) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: subdirectory.map { path + "/" + $0 } ?? path).sorted()
+    }
+}
+
+private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+    read(fd, buffer, count)
+}
+
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9e37_79b9_7f4a_7c15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
+        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
+        return z ^ (z >> 31)
+    }
+}
+
+struct TestSetupError: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// The `store-writer` executable SwiftPM builds beside the test binary (`.build*/debug/`).
+func storeWriterPath() throws -> String {
+    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+    let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+    guard length > 0 else {
+        throw TestSetupError(description: "cannot resolve /proc/self/exe (errno \(errno)); the kill test needs Linux")
+    }
+    let executable = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    let directory = executable[..<(executable.lastIndex(of: "/") ?? executable.startIndex)]
+    let writer = "\(directory)/store-writer"
+    guard access(writer, X_OK) == 0 else {
+        throw TestSetupError(description: """
+            store-writer not found at \(writer) (beside the test binary \(executable)); \
+            build it with `swift build --product store-writer` using the same scratch path
+            """)
+    }
+    return writer
+}
+
+/// A child process spawned with posix_spawn, its stdout on a pipe.
+final class Child {
+    enum Status: Equatable, CustomStringConvertible {
+        case exited(Int32)
+        case signalled(Int32)
+        var description: String {
+            switch self {
+            case .exited(let code): "exited with \(code)"
+            case .signalled(let signal): "killed by signal \(signal)"
+            }
+        }
+    }
+
+    let pid: pid_t
+    private let output: Int32
+    private var buffered: [UInt8] = []
+    private var reaped = false
+
+    init(_ path: String, _ arguments: [String]) throws {
+        var fds: [Int32] = [-1, -1]
+        // pipe2 is not visible from Swift's Glibc; the window before FD_CLOEXEC only risks
+        // another test's child holding our write end (a later EOF), never a wrong result.
+        guard pipe(&fds) == 0 else { throw TestSetupError(description: "pipe: errno \(errno)") }
+        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)  // dup2 clears CLOEXEC on 1
+        let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid = pid_t()
+        let result = posix_spawn(&pid, path, &actions, nil, argv, environ)
+        close(fds[1])
+        guard result == 0 else {
+            close(fds[0])
+            throw TestSetupError(description: "posix_spawn \(path): errno \(result)")
+        }
+        self.pid = pid
+        self.output = fds[0]
+    }
+
+    deinit {
+        if !reaped { _ = killAndWait() }
+        close(output)
+    }
+
+    /// Reads stdout until a line equal to `line` arrives; false on end of file or timeout.
+    func waitForLine(_ line: String, timeout: Duration) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        let wanted = Array((line + "\n").utf8)
+        while true {
+            if let range = buffered.firstRange(of: wanted), range.lowerBound == 0
+                || buffered[range.lowerBound - 1] == UInt8(ascii: "\n") {
+                return true
+            }
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { return false }
+            var poller = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, Int32(left.components.seconds * 1000 + 1))
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0, readSome() else { return false }
+        }
+    }
+
+    /// Everything the child writes to stdout until it closes it.
+    func readAll() -> String {
+        while readSome() {}
+        return String(decoding: buffered, as: UTF8.self)
+    }
+
+    /// Appends what one read returns; false at end of file or on error.
+    private func readSome() -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { systemRead(output, $0.baseAddress, $0.count) }
+            if count > 0 {
+                buffered += chunk[..<count]
+                return true
+            }
+            if count < 0 && errno == EINTR { continue }
+            return false
+        }
+    }
+
+    func killAndWait() -> Status {
+        kill(pid, SIGKILL)
+        return wait()
+    }
+
+    func wait() -> Status {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        reaped = true
+        let signal = status & 0x7f
+        return signal == 0 ? .exited((status >> 8) & 0xff) : .signalled(signal)
+    }
+}
