@@ -23,12 +23,20 @@ let package = Package(
         .target(name: "UnwindRender", dependencies: ["UnwindCore"], exclude: ["Fonts/generate-fonts.py"]),
         // Linux headers Glibc does not export (timerfd).
         .target(name: "CLinuxSystem"),
+        // libgpiod (v1 API on Debian bookworm; the shim also builds against v2).
+        .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
+        .target(name: "CUnwindGPIO", dependencies: ["CGPIOD"]),
+        // libi2c and the i2c-dev ioctls (libi2c-dev ships no pkg-config file).
+        .systemLibrary(name: "CI2C", providers: [.apt(["libi2c-dev"])]),
+        .target(name: "CUnwindI2C", dependencies: ["CI2C"]),
         // The device edge: protocols for motor, buttons, display and storage, and their Linux implementations.
         .target(
             name: "UnwindHardware",
             dependencies: [
                 "UnwindRender",
                 "CLinuxSystem",
+                "CUnwindGPIO",
+                "CUnwindI2C",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -10,7 +10,7 @@ import Musl
 import Darwin
 #endif
 
-/// `DirectoryStore` needs macOS 15 (Mutex), hence the `@available` on every test.
+// `DirectoryStore` needs macOS 15 (Mutex), hence the `@available` on every test.
 @Suite("DirectoryStore")
 struct DirectoryStoreTests {
     // MARK: - Reading and replacing

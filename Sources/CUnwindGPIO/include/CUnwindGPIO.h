@@ -1,0 +1,2 @@
+#pragma once
+// Tiny shim over libgpiod, filled in by the GPIO work.

@@ -1,0 +1,1 @@
+#include "CUnwindI2C.h"

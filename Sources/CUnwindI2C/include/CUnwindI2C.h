@@ -1,0 +1,2 @@
+#pragma once
+// Tiny shim over the i2c-dev ioctls, filled in by the I2C work.
