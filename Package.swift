@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Arrows point down only:
-//   UnwindCore ← UnwindRender ← UnwindHardware ← UnwindDevice ← UnwindSim ← unwind
+//   UnwindCore ← UnwindRender ← UnwindHardware ← UnwindModem ← UnwindDevice ← UnwindSim ← unwind
 let package = Package(
     name: "unwind",
     platforms: [.macOS(.v15)],
@@ -41,8 +41,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The GSM modem: serial AT engine, SMS PDU encoding, the journaled outbox.
+        .target(name: "UnwindModem", dependencies: ["UnwindHardware"]),
         // The real-time loop: core + edge on absolute deadlines, clock injected.
-        .target(name: "UnwindDevice", dependencies: ["UnwindHardware"], resources: [.copy("Content")]),
+        .target(name: "UnwindDevice", dependencies: ["UnwindHardware", "UnwindModem"], resources: [.copy("Content")]),
         // Simulated devices (drivable fakes) and the simulator that runs the whole device on a PC.
         .target(name: "UnwindSim", dependencies: ["UnwindDevice"]),
         // Composition root: `unwind run`, `unwind sim`, the maintainer's commands.
@@ -67,5 +69,6 @@ let package = Package(
         .testTarget(name: "UnwindRenderTests", dependencies: ["UnwindRender"]),
         .testTarget(name: "UnwindHardwareTests", dependencies: ["UnwindHardware", "store-writer"]),
         .testTarget(name: "UnwindSimTests", dependencies: ["UnwindSim"]),
+        .testTarget(name: "UnwindModemTests", dependencies: ["UnwindModem", "UnwindSim"]),
     ]
 )

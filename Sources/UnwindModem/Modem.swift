@@ -1,0 +1,1 @@
+// The GSM modem: AT engine, PDU encoder, outbox.
