@@ -75,7 +75,6 @@ func temporaryFiles(in directory: String, for name: String) -> [String] {
     return found
 }
 
-@available(macOS 15.0, *)
 func writeForever(directory: String, name: String) -> Never {
     let parent = getppid()
     let a = storeWriterContent("A")
@@ -95,7 +94,6 @@ func writeForever(directory: String, name: String) -> Never {
     }
 }
 
-@available(macOS 15.0, *)
 func shortWriteCheck(limit: Int, directory: String, name: String) -> Never {
     let a = storeWriterContent("A")
     let b = storeWriterContent("B")
@@ -150,7 +148,6 @@ func shortWriteCheck(limit: Int, directory: String, name: String) -> Never {
 }
 
 let arguments = CommandLine.arguments
-guard #available(macOS 15.0, *) else { die("needs macOS 15") }
 switch arguments.count {
 case 3:
     writeForever(directory: arguments[1], name: arguments[2])

@@ -10,12 +10,10 @@ import Musl
 import Darwin
 #endif
 
-// `DirectoryStore` needs macOS 15 (Mutex), hence the `@available` on every test.
 @Suite("DirectoryStore")
 struct DirectoryStoreTests {
     // MARK: - Reading and replacing
 
-    @available(macOS 15.0, *)
     @Test func roundTripIsByteForByte() throws {
         let dir = try ScratchDirectory()
         let store = try DirectoryStore(directory: dir.path)
@@ -39,14 +37,12 @@ struct DirectoryStoreTests {
         }
     }
 
-    @available(macOS 15.0, *)
     @Test func missingFileReadsAsNil() throws {
         let dir = try ScratchDirectory()
         let store = try DirectoryStore(directory: dir.path)
         #expect(try store.read("totalTime.txt") == nil)
     }
 
-    @available(macOS 15.0, *)
     @Test func replaceOverwritesExistingContent() throws {
         let dir = try ScratchDirectory()
         let store = try DirectoryStore(directory: dir.path)
@@ -58,7 +54,6 @@ struct DirectoryStoreTests {
         #expect(try store.read("totalTime.txt") == [])
     }
 
-    @available(macOS 15.0, *)
     @Test func noTemporaryFilesAfterSuccess() throws {
         let dir = try ScratchDirectory()
         let store = try DirectoryStore(directory: dir.path)
@@ -69,7 +64,6 @@ struct DirectoryStoreTests {
         #expect(try dir.entries() == ["sessionHistory.txt", "totalTime.txt"])
     }
 
-    @available(macOS 15.0, *)
     @Test func concurrentReplacesNeverShareATemporaryFile() async throws {
         let dir = try ScratchDirectory()
         let store = try DirectoryStore(directory: dir.path)
@@ -90,7 +84,6 @@ struct DirectoryStoreTests {
         #expect(try dir.entries() == ["shared.txt"])
     }
 
-    @available(macOS 15.0, *)
     @Test func oversizedFileIsRefused() throws {
         let dir = try ScratchDirectory()
         #expect(try DirectoryStore(directory: dir.path).maximumFileSize == 1 << 20)
@@ -108,7 +101,6 @@ struct DirectoryStoreTests {
         #expect(try dir.entries() == ["big.bin", "exact.bin"])
     }
 
-    @available(macOS 15.0, *)
     @Test func nonRegularFilesAreRefused() throws {
         let dir = try ScratchDirectory()
         let store = try DirectoryStore(directory: dir.path)
@@ -118,7 +110,6 @@ struct DirectoryStoreTests {
         #expect(storeErrno { _ = try store.read("fifo") } == EINVAL)  // and no hang on open
     }
 
-    @available(macOS 15.0, *)
     @Test(arguments: ["", "a/b", "/etc/passwd", ".hidden", ".", "..", "../escape", "dir/"])
     func badNamesAreRefused(name: String) throws {
         let dir = try ScratchDirectory()
@@ -129,7 +120,6 @@ struct DirectoryStoreTests {
         #expect(try dir.entries() == [])
     }
 
-    @available(macOS 15.0, *)
     @Test func nameWithANulByteIsRefused() throws {
         // Not a test argument: the raw NUL would garble the test log.
         let dir = try ScratchDirectory()
@@ -143,7 +133,6 @@ struct DirectoryStoreTests {
 
     // MARK: - Init
 
-    @available(macOS 15.0, *)
     @Test func initCreatesTheDirectoryWithMode0750() throws {
         let dir = try ScratchDirectory()
         let path = dir.path + "/state"
@@ -157,7 +146,6 @@ struct DirectoryStoreTests {
         _ = try DirectoryStore(directory: path)
     }
 
-    @available(macOS 15.0, *)
     @Test func initRefusesAFileAndAMissingParent() throws {
         let dir = try ScratchDirectory()
         try Data("x".utf8).write(to: URL(fileURLWithPath: dir.path + "/plain"))
@@ -166,7 +154,6 @@ struct DirectoryStoreTests {
         #expect(storeErrno { _ = try DirectoryStore(directory: "") } == EINVAL)
     }
 
-    @available(macOS 15.0, *)
     @Test func staleTemporaryFilesAreRemovedAtInit() throws {
         let dir = try ScratchDirectory()
         let stale = [".totalTime.txt.tmp-12345-0", ".sessionHistory.txt.tmp-1-99", ".a.tmp-b.tmp-7-7"]
@@ -181,7 +168,6 @@ struct DirectoryStoreTests {
 
     // MARK: - Failures leave the old content
 
-    @available(macOS 15.0, *)
     @Test(.enabled(if: permissionsAreEnforced(),
                    "running as root (CAP_DAC_OVERRIDE): chmod 0500 does not stop writes; the directory-removed, rename-onto-a-directory and RLIMIT_FSIZE tests cover failures instead"))
     func readOnlyDirectoryFailsAndKeepsOldContent() throws {
@@ -199,7 +185,6 @@ struct DirectoryStoreTests {
         #expect(try dir.entries() == ["totalTime.txt"])
     }
 
-    @available(macOS 15.0, *)
     @Test func directoryRemovedAfterInitFailsAndKeepsOldContent() throws {
         let dir = try ScratchDirectory()
         let path = dir.path + "/state"
@@ -218,7 +203,6 @@ struct DirectoryStoreTests {
         #expect(try dir.entries("moved") == ["totalTime.txt"])
     }
 
-    @available(macOS 15.0, *)
     @Test func renameOntoADirectoryFailsAndRemovesTheTemporaryFile() throws {
         let dir = try ScratchDirectory()
         let store = try DirectoryStore(directory: dir.path)
@@ -237,7 +221,6 @@ struct DirectoryStoreTests {
 
     /// In a child process (the limit is per process): RLIMIT_FSIZE makes the first write short
     /// and the next one fail with EFBIG, as a full card would.
-    @available(macOS 15.0, *)
     @Test func shortWriteThenEFBIGKeepsOldContent() throws {
         let dir = try ScratchDirectory()
         let writer = try storeWriterPath()
@@ -252,7 +235,6 @@ struct DirectoryStoreTests {
 
     // MARK: - Quarantine
 
-    @available(macOS 15.0, *)
     @Test func quarantineNamesAndCollisions() throws {
         let dir = try ScratchDirectory()
         let store = try DirectoryStore(directory: dir.path)
@@ -274,7 +256,6 @@ struct DirectoryStoreTests {
         #expect(try dir.entries() == (moved + ["sessionHistory.txt.corrupt-boot", "sessionHistory.txt.corrupt-boot-1"]).sorted())
     }
 
-    @available(macOS 15.0, *)
     @Test func quarantineFailures() throws {
         let dir = try ScratchDirectory()
         let store = try DirectoryStore(directory: dir.path)
@@ -289,7 +270,6 @@ struct DirectoryStoreTests {
     /// Kills `store-writer` (replacing one file in a loop, A/B/A/B …) at a random moment, 200
     /// times, and checks the file is each time exactly the complete A or the complete B.
     /// Set UNWIND_KILL_SEED to replay a run.
-    @available(macOS 15.0, *)
     @Test func sigkillNeverLeavesATornFile() throws {
         let kills = 200
         let seed = ProcessInfo.processInfo.environment["UNWIND_KILL_SEED"].flatMap { UInt64($0) }

@@ -20,7 +20,6 @@ import Darwin
 ///
 /// System calls interrupted by a signal (EINTR) are retried, except `close`, which on Linux
 /// releases the descriptor even when interrupted.
-@available(macOS 15.0, *)  // Mutex
 public final class DirectoryStore: StateStore {
     /// The directory, as given to `init`.
     public let directory: String
