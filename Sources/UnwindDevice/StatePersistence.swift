@@ -10,6 +10,10 @@ public final class StatePersistence: @unchecked Sendable {
     public let store: StateStore
     let logger: Logger
     let queue: DispatchQueue?
+    /// Files that could be neither read nor moved aside: never overwritten, so what is on the
+    /// card (a person's lifetime totals) is not replaced by zeros the device only assumed.
+    /// Written during loading, before the loop starts; read-only afterwards.
+    private var protected: Set<String> = []
 
     public init(store: StateStore, logger: Logger, writeInBackground: Bool) {
         self.store = store
@@ -33,30 +37,34 @@ public final class StatePersistence: @unchecked Sendable {
 
     private func load<T>(_ name: String, now: WallTime, empty: T, format: (T) -> String,
                          parse: ([UInt8]) throws -> T) -> T {
-        let bytes: [UInt8]?
+        let problem: String
         do {
-            bytes = try store.read(name)
-        } catch {
-            logger.error("cannot read \(name): \(error); starting from zero without touching it")
-            return empty
-        }
-        guard let bytes else { return empty }
-        do {
+            guard let bytes = try store.read(name) else { return empty }
             return try parse(bytes)
         } catch {
-            let suffix = String(now.secondsSinceEpoch)
-            do {
-                let aside = try store.quarantine(name, suffix: suffix)
-                logger.error("\(name) is corrupt (\(error)); moved aside as \(aside), starting from zero")
-                try store.replace(name, with: Array(format(empty).utf8))
-            } catch {
-                logger.error("\(name) is corrupt and could not be moved aside: \(error)")
-            }
+            // Unreadable (too large, not a file, an I/O error) or unparsable: the same recovery.
+            problem = "\(error)"
+        }
+        let aside: String
+        do {
+            aside = try store.quarantine(name, suffix: String(now.secondsSinceEpoch))
+        } catch {
+            protected.insert(name)
+            logger.error("\(name) is unusable (\(problem)) and could not be moved aside (\(error)); starting from zero and leaving the file untouched")
             return empty
         }
+        logger.error("\(name) is unusable (\(problem)); moved aside as \(aside), starting from zero")
+        do { try store.replace(name, with: Array(format(empty).utf8)) } catch {
+            logger.error("writing a fresh \(name) failed: \(error)")
+        }
+        return empty
     }
 
     public func save(_ file: StateFile, _ text: String) {
+        if protected.contains(file.rawValue) {
+            logger.error("not saving \(file.rawValue): the unusable file on the card is kept for inspection")
+            return
+        }
         let bytes = Array(text.utf8)
         let write: @Sendable () -> Void = { [store, logger] in
             do { try store.replace(file.rawValue, with: bytes) } catch {

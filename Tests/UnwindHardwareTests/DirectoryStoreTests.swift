@@ -156,9 +156,12 @@ struct DirectoryStoreTests {
 
     @Test func staleTemporaryFilesAreRemovedAtInit() throws {
         let dir = try ScratchDirectory()
-        let stale = [".totalTime.txt.tmp-12345-0", ".sessionHistory.txt.tmp-1-99", ".a.tmp-b.tmp-7-7"]
+        // Pids far above any pid_max are certainly not running; the parent of this test process
+        // is, and a live writer's temporary file (another process saving right now) is kept.
+        let stale = [".totalTime.txt.tmp-99999991-0", ".sessionHistory.txt.tmp-99999992-99", ".a.tmp-b.tmp-99999993-7",
+                     ".mine.txt.tmp-\(getpid())-4"]
         let kept = ["totalTime.txt", "totalTime.txt.corrupt-1", ".hidden", ".x.tmp-", ".x.tmp-1",
-                    ".x.tmp-1-", ".x.tmp-a-1", "..x.tmp-1-2", "x.tmp-1-2"]
+                    ".x.tmp-1-", ".x.tmp-a-1", "..x.tmp-1-2", "x.tmp-1-2", ".live.txt.tmp-\(getppid())-1"]
         for name in stale + kept {
             try Data("old".utf8).write(to: URL(fileURLWithPath: dir.path + "/" + name))
         }

@@ -295,6 +295,15 @@ public final class DirectoryStore: StateStore {
         }
     }
 
+    /// Whether the process whose pid a temporary name carries still runs (`kill(pid, 0)`).
+    static func writerIsAlive(_ entry: String) -> Bool {
+        // `.<name>.tmp-<pid>-<counter>`: the pid is the second field from the end.
+        let fields = entry.split(separator: "-", omittingEmptySubsequences: false)
+        guard fields.count >= 3, let pid = pid_t(fields[fields.count - 2]), pid > 0 else { return false }
+        if pid == getpid() { return false }
+        return kill(pid, 0) == 0 || errno == EPERM
+    }
+
     private static func removeStaleTemporaries(in path: FilePath) throws(StoreError) {
         guard let stream = path.withCString({ opendir($0) }) else {
             throw storeError("opendir", path, Errno(rawValue: errno))
@@ -311,7 +320,9 @@ public final class DirectoryStore: StateStore {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(validating: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
-            if let name, isTemporaryName(name) { stale.append(name) }
+            // A maintainer's command and the daemon share the directory: only a temporary file
+            // whose writer is gone is stale; a live writer's is about to be renamed.
+            if let name, isTemporaryName(name), !writerIsAlive(name) { stale.append(name) }
         }
         for name in stale {
             let file = path.appending(name)
