@@ -15,6 +15,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.4.0"),
         .package(url: "https://github.com/ordo-one/malloc-interposer.git", from: "1.6.1"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.0.0"),
     ],
     targets: [
         // Pure behaviour and file formats: values and functions, no I/O, no clock reads.
@@ -44,7 +45,11 @@ let package = Package(
         // The GSM modem: serial AT engine, SMS PDU encoding, the journaled outbox.
         .target(name: "UnwindModem", dependencies: ["UnwindHardware"]),
         // The real-time loop: core + edge on absolute deadlines, clock injected.
-        .target(name: "UnwindDevice", dependencies: ["UnwindHardware", "UnwindModem"], resources: [.copy("Content")]),
+        .target(
+            name: "UnwindDevice",
+            dependencies: ["UnwindHardware", "UnwindModem", .product(name: "Yams", package: "Yams")],
+            resources: [.copy("Content")]
+        ),
         // Simulated devices (drivable fakes) and the simulator that runs the whole device on a PC.
         .target(name: "UnwindSim", dependencies: ["UnwindDevice"]),
         // Composition root: `unwind run`, `unwind sim`, the maintainer's commands.
