@@ -51,6 +51,20 @@ public final class PollWaiter: LoopWaiter {
             retryingOnInterrupt { poll(buf.baseAddress, nfds_t(buf.count), -1) }
         }
         if r < 0 { throw DeviceError(device: "timer", operation: "poll", errno: errno) }
+        // A descriptor stuck in error or hang-up (an unplugged USB modem, a released line)
+        // would make every poll return at once and spin the loop: when nothing is readable,
+        // wait for the deadline alone; the owner of the broken descriptor reports it.
+        var readable = false, broken = false
+        for i in 1..<fds.count {
+            if fds[i].revents & Int16(POLLIN) != 0 { readable = true }
+            if fds[i].revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 { broken = true }
+        }
+        if broken && !readable && fds[0].revents & Int16(POLLIN) == 0 {
+            fds.removeLast(fds.count - 1)
+            _ = fds.withUnsafeMutableBufferPointer { buf in
+                retryingOnInterrupt { poll(buf.baseAddress, 1, -1) }
+            }
+        }
         if fds[0].revents & Int16(POLLIN) != 0 {
             var expirations: UInt64 = 0
             _ = read(timer, &expirations, 8)
