@@ -101,18 +101,4 @@ struct Sim: ParsableCommand {
     }
 }
 
-struct Run: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Run the device daemon on the board's real GPIO, I²C display and modem.")
-
-    func run() throws {
-        FileHandle.standardError.write(Data("""
-            unwind run: needs the Linux device drivers (libgpiod motor and buttons, SSD1306 over I²C), \
-            which are not built into this version yet. Use 'unwind sim' to run the device with simulated hardware.
-
-            """.utf8))
-        throw ExitCode.failure
-    }
-}
-
 Unwind.main()

@@ -1,0 +1,100 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Synchronization
+import UnwindCore
+import UnwindDevice
+import UnwindHardware
+
+let daemonStop = Atomic<Bool>(false)
+
+/// `unwind run`: the daemon on the board's real GPIO lines and I²C display.
+struct Run: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the device daemon on the board's GPIO lines, I²C display and state directory.",
+        discussion: "Stops cleanly on SIGTERM or SIGINT: the running session is saved and the motor line driven low.")
+
+    @Option(help: "The configuration file (YAML). A missing file means every default.")
+    var config: String = DeviceConfiguration.defaultPath
+
+    func run() throws {
+        var logger = Logger(label: "unwind")
+        logger.logLevel = .info
+        let configuration = try loadConfiguration(config, logger: logger)
+        try Daemon(configuration: configuration, logger: logger).run()
+    }
+}
+
+/// Reads and validates the configuration; every wrong key is printed, then exit status 2.
+func loadConfiguration(_ path: String, logger: Logger) throws -> DeviceConfiguration {
+    guard FileManager.default.fileExists(atPath: path) else {
+        logger.notice("no configuration at \(path); using the defaults of the reference build")
+        return DeviceConfiguration()
+    }
+    let text: String
+    do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
+        throw fail("cannot read \(path): \(error.localizedDescription)", code: .failure)
+    }
+    do { return try DeviceConfiguration.parse(text, path: path) } catch {
+        throw fail(error.description, code: ExitCode(2))
+    }
+}
+
+/// Prints a clear message on standard error and returns the exit to throw.
+func fail(_ message: String, code: ExitCode) -> ExitCode {
+    FileHandle.standardError.write(Data(("unwind: " + message + "\n").utf8))
+    return code
+}
+
+/// The device wired to real hardware.
+struct Daemon {
+    var configuration: DeviceConfiguration
+    var logger: Logger
+
+    func run() throws {
+        let c = configuration
+        let clock = LinuxClock()
+        let waiter: PollWaiter
+        let motor: LinuxMotorLine
+        let buttons: LinuxButtonLines
+        let bus: LinuxI2CBus
+        let store: DirectoryStore
+        do {
+            waiter = try PollWaiter()
+            motor = try LinuxMotorLine(c.gpio.motor, consumer: c.gpio.consumer)
+            // From here on the motor line goes low however the process ends (short of SIGKILL).
+            try installDriveLowOnExit()
+            buttons = try LinuxButtonLines(configuration: c.gpio)
+            bus = try LinuxI2CBus(bus: c.display.bus, address: c.display.address)
+        } catch {
+            throw fail("cannot start: \(error)", code: .failure)
+        }
+        do { store = try DirectoryStore(directory: c.stateDirectory) } catch {
+            throw fail("cannot use the state directory: \(error)", code: .failure)
+        }
+        if let hz = LinuxI2CBus.busSpeed(bus: c.display.bus) {
+            if hz < 400_000 {
+                logger.warning("I²C bus \(c.display.bus) runs at \(hz / 1000) kHz: set dtparam=i2c_arm_baudrate=400000 in config.txt for headroom (30 fps also fits at 100 kHz)")
+            }
+        }
+        logger.info("display on /dev/i2c-\(c.display.bus) at 0x\(String(c.display.address, radix: 16)) (\(bus.capabilities))")
+
+        let panel = SSD1306(bus: bus, configuration: c.display.panel, logger: logger, clock: { clock.now().instant })
+        let presenter = ThreadedPresenter(panel: panel, width: c.display.panel.width, height: c.display.panel.height, logger: logger)
+        let persistence = StatePersistence(store: store, logger: logger, writeInBackground: true)
+        let help = DeviceContent.helpLibrary(in: DeviceContent.directory(override: c.contentDirectory))
+        let core = DeviceCore.starting(settings: c.settings, persistence: persistence, help: help, now: clock.now().wall)
+
+        signal(SIGTERM) { _ in daemonStop.store(true, ordering: .relaxed) }
+        signal(SIGINT) { _ in daemonStop.store(true, ordering: .relaxed) }
+        let loop = DeviceLoop(core: core, clock: clock, waiter: waiter, buttons: buttons, motor: motor,
+                              presenter: presenter, persistence: persistence, buttonTiming: c.buttonTiming,
+                              display: (c.display.panel.width, c.display.panel.height), logger: logger)
+        logger.info("unwind running; state in \(c.stateDirectory)")
+        loop.run(until: { daemonStop.load(ordering: .relaxed) })
+        presenter.stop()
+        motor.release()
+        buttons.release()
+        logger.info("unwind stopped; state saved")
+    }
+}
