@@ -10,10 +10,8 @@ import UnwindRender
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let script = try ButtonScript.parse("0.5 SELECT\n600.5 SELECT\n601 end\n")
-        let started = Date()
         let r = try HeadlessSimulation(script: script, stateDirectory: dir + "/state", outputDirectory: dir + "/out",
                                        recordFrames: false).run()
-        let elapsed = Date().timeIntervalSince(started)
 
         // About 18,000 frames for ten minutes at 30 fps, none missed.
         #expect(r.statistics.framesRendered == 18_030)
@@ -44,7 +42,6 @@ import UnwindRender
         #expect(motorLog.hasPrefix("0.500000000 1\n0.620000000 0\n4.500000000 1\n"))
         #expect(FileManager.default.fileExists(atPath: dir + "/out/screen.png"))
         #expect(readText(dir + "/out/summary.txt")?.contains("frames_missed=0") == true)
-        #expect(elapsed < 30, "ten simulated minutes took \(elapsed) s")
     }
 
     /// A display that takes 90 ms a frame (a full frame at 100 kHz): frames are dropped at the
