@@ -3,4 +3,5 @@
 #ifdef __linux__
 #include <sys/timerfd.h>
 #include <sys/prctl.h>
+#include <pty.h>
 #endif

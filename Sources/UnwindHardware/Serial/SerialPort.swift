@@ -1,0 +1,204 @@
+#if os(Linux)
+import Glibc
+
+/// What the modem needs from a serial line: a descriptor to poll and non-blocking bytes in and
+/// out. `SerialPort` is the real one; it can be closed and opened again (a USB modem unplugged
+/// and plugged back in).
+public protocol SerialTransport: AnyObject {
+    /// The path, for messages.
+    var name: String { get }
+    /// The open descriptor, or nil while closed.
+    var descriptor: Int32? { get }
+    /// Opens (or reopens) the line.
+    func open() throws(DeviceError)
+    /// Closes the line; unsent output is discarded. Closing a closed line does nothing.
+    func close()
+    /// Appends every byte waiting, without blocking; returns how many. Throws when the line is
+    /// gone (hung up, unplugged): the caller closes it and opens it again later.
+    func read(into bytes: inout [UInt8]) throws(DeviceError) -> Int
+    /// Writes what the line takes now, without blocking; returns how many bytes (0: try later).
+    func write(_ bytes: ArraySlice<UInt8>) throws(DeviceError) -> Int
+}
+
+/// How the modem's serial line is set up (configuration, never constants in code).
+public struct SerialConfiguration: Equatable, Sendable {
+    /// Prefer the stable name under `/dev/serial/by-id/`: `/dev/ttyUSB0` may become
+    /// `/dev/ttyUSB1` after a replug.
+    public var path: String
+    public var baud: Int
+    /// RTS/CTS hardware flow control (only when the modem's RTS and CTS lines are wired).
+    public var hardwareFlowControl: Bool
+
+    public init(path: String, baud: Int = 115_200, hardwareFlowControl: Bool = false) {
+        self.path = path
+        self.baud = baud
+        self.hardwareFlowControl = hardwareFlowControl
+    }
+
+    /// The rates a serial GSM modem uses (SIM800L autobauds 1200–115200; SIM7600 and EC2x
+    /// default to 115200 and take up to 921600 on USB).
+    public static let supportedBauds: [Int] = [1200, 2400, 4800, 9600, 19_200, 38_400, 57_600,
+                                               115_200, 230_400, 460_800, 921_600]
+
+    /// The termios speed constant for `baud`.
+    public static func speed(forBaud baud: Int) throws(DeviceError) -> speed_t {
+        let b: Int32
+        switch baud {
+        case 1200: b = B1200
+        case 2400: b = B2400
+        case 4800: b = B4800
+        case 9600: b = B9600
+        case 19_200: b = B19200
+        case 38_400: b = B38400
+        case 57_600: b = B57600
+        case 115_200: b = B115200
+        case 230_400: b = B230400
+        case 460_800: b = B460800
+        case 921_600: b = B921600
+        default:
+            throw DeviceError(device: "modem serial line", operation: "set baud rate \(baud)", errno: EINVAL,
+                              hint: "supported rates: " + supportedBauds.map(String.init).joined(separator: ", "))
+        }
+        return speed_t(b)
+    }
+}
+
+/// A serial tty in raw mode, 8N1, non-blocking: the modem's AT line.
+///
+/// Every call is the C call named in its documentation, retried on EINTR; failures throw a
+/// `DeviceError` carrying the errno and what to do about it.
+public final class SerialPort: SerialTransport {
+    public let configuration: SerialConfiguration
+    public private(set) var descriptor: Int32?
+    private let speed: speed_t
+    private var chunk = [UInt8](repeating: 0, count: 1024)
+
+    public var name: String { configuration.path }
+
+    /// Checks the configuration (an unknown baud rate is an error here, not at first use).
+    public init(_ configuration: SerialConfiguration) throws(DeviceError) {
+        guard !configuration.path.isEmpty, !configuration.path.utf8.contains(0) else {
+            throw DeviceError(device: "modem serial line", operation: "configure", errno: EINVAL,
+                              hint: "give the tty's path, e.g. /dev/serial/by-id/usb-SimTech_…-if02-port0 or /dev/ttyS0")
+        }
+        self.configuration = configuration
+        self.speed = try SerialConfiguration.speed(forBaud: configuration.baud)
+    }
+
+    deinit { close() }
+
+    /// open(O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC), ioctl(TIOCEXCL), flock(LOCK_EX | LOCK_NB),
+    /// tcgetattr, cfmakeraw + CLOCAL | CREAD | CS8 (+ CRTSCTS), VMIN 1 / VTIME 0,
+    /// cfsetispeed / cfsetospeed, tcsetattr(TCSANOW), tcflush(TCIOFLUSH).
+    ///
+    /// With O_NONBLOCK and VMIN 1, `read` tells "nothing yet" (EAGAIN) from "hung up" (0).
+    public func open() throws(DeviceError) {
+        close()
+        let path = configuration.path
+        var fd: Int32
+        repeat { fd = Glibc.open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC) } while fd < 0 && errno == EINTR
+        if fd < 0 { throw failure("open", errno) }
+        do throws(DeviceError) {
+            guard isatty(fd) == 1 else { throw failure("open", ENOTTY) }
+            if ioctl(fd, UInt(TIOCEXCL)) != 0 { throw failure("ioctl(TIOCEXCL)", errno) }
+            while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+                if errno == EINTR { continue }
+                throw failure("flock", errno == EWOULDBLOCK ? EBUSY : errno)
+            }
+            var t = termios()
+            if tcgetattr(fd, &t) != 0 { throw failure("tcgetattr", errno) }
+            cfmakeraw(&t)
+            t.c_cflag |= tcflag_t(CLOCAL | CREAD)
+            t.c_cflag &= ~tcflag_t(CSTOPB | PARENB | CSIZE)
+            t.c_cflag |= tcflag_t(CS8)
+            if configuration.hardwareFlowControl { t.c_cflag |= tcflag_t(CRTSCTS) } else { t.c_cflag &= ~tcflag_t(CRTSCTS) }
+            withUnsafeMutableBytes(of: &t.c_cc) { cc in
+                cc[Int(VMIN)] = 1
+                cc[Int(VTIME)] = 0
+            }
+            if cfsetispeed(&t, speed) != 0 || cfsetospeed(&t, speed) != 0 { throw failure("cfsetspeed", errno) }
+            while tcsetattr(fd, TCSANOW, &t) != 0 {
+                if errno == EINTR { continue }
+                throw failure("tcsetattr", errno)
+            }
+            _ = tcflush(fd, TCIOFLUSH)  // whatever was waiting belongs to nobody now
+        } catch {
+            Glibc.close(fd)
+            throw error
+        }
+        descriptor = fd
+    }
+
+    /// tcflush(TCOFLUSH) then close: a real UART's close would otherwise wait up to 30 s for
+    /// output that a stalled CTS line holds back.
+    public func close() {
+        guard let fd = descriptor else { return }
+        descriptor = nil
+        _ = tcflush(fd, TCOFLUSH)
+        Glibc.close(fd)  // not retried: on Linux the descriptor is released even on EINTR
+    }
+
+    /// read(2) until EAGAIN. A return of 0 (end of file: the tty hung up) and EIO / ENXIO /
+    /// ENODEV (the other end closed, the USB device went away) throw.
+    public func read(into bytes: inout [UInt8]) throws(DeviceError) -> Int {
+        guard let fd = descriptor else { throw failure("read", EBADF) }
+        var total = 0
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n > 0 {
+                bytes.append(contentsOf: chunk[0..<n])
+                total += n
+                continue
+            }
+            if n == 0 { throw DeviceError(device: "modem \(configuration.path)", operation: "read", errno: EIO,
+                                          hint: "the tty hung up (modem unplugged or reset?); it will be reopened") }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN: return total
+            default: throw failure("read", errno)
+            }
+        }
+    }
+
+    /// write(2) once (retried on EINTR); EAGAIN writes nothing and returns 0.
+    public func write(_ bytes: ArraySlice<UInt8>) throws(DeviceError) -> Int {
+        guard let fd = descriptor else { throw failure("write", EBADF) }
+        if bytes.isEmpty { return 0 }
+        while true {
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if n >= 0 { return n }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN: return 0
+            default: throw failure("write", errno)
+            }
+        }
+    }
+
+    private func failure(_ operation: String, _ code: Int32) -> DeviceError {
+        let path = configuration.path
+        let hint: String
+        switch code {
+        case ENOENT:
+            hint = "no device at \(path): is the modem plugged in and powered? Name it by its stable path "
+                + "under /dev/serial/by-id/ (ls -l /dev/serial/by-id/)"
+        case EACCES, EPERM:
+            hint = "permission denied: add the service user to the dialout group (usermod -aG dialout <user>) "
+                + "and restart the service"
+        case EBUSY:
+            hint = "another program (ModemManager?) holds \(path): stop it (systemctl disable --now ModemManager) "
+                + "or tell it to ignore the modem"
+        case ENXIO, ENODEV, EIO:
+            hint = "the device is gone (modem unplugged or reset?); it will be reopened"
+        case ENOTTY:
+            hint = "\(path) is not a serial device"
+        case EINVAL where operation == "tcsetattr":
+            hint = "the driver refused the settings (baud \(configuration.baud)"
+                + (configuration.hardwareFlowControl ? ", RTS/CTS)" : ")")
+        default:
+            hint = ""
+        }
+        return DeviceError(device: "modem \(path)", operation: operation, errno: code, hint: hint)
+    }
+}
+#endif

@@ -1,0 +1,297 @@
+import UnwindCore
+
+/// The registration domains a modem reports: circuit-switched (+CREG), packet (+CGREG) and
+/// LTE/EPS (+CEREG).
+public enum RegistrationDomain: String, Sendable, CaseIterable {
+    case cs = "CREG"
+    case ps = "CGREG"
+    case eps = "CEREG"
+}
+
+/// Every command the device sends. There is no case carrying free text: the only parameters are
+/// numbers and validated `PhoneNumber`s, so no user text can reach an AT command line.
+public enum ATCommand: Equatable, Sendable {
+    /// `AT`: is anyone there (and, on an autobauding modem, learn the rate).
+    case attention
+    /// `ATE0`: no echo.
+    case echoOff
+    /// `AT+CMEE=1`: numeric +CME ERROR codes.
+    case numericErrors
+    /// `AT+CPIN?`
+    case pinStatus
+    /// `AT+CREG?`, `AT+CGREG?`, `AT+CEREG?`
+    case registration(RegistrationDomain)
+    /// `AT+CSQ`
+    case signalQuality
+    /// `AT+COPS?`
+    case operatorName
+    /// `AT+CMGF=0`: PDU mode (the only mode the device uses).
+    case pduMode
+    /// `AT+CSCA="<number>",<145|129>`: the SMS service centre.
+    case setServiceCentre(PhoneNumber)
+    /// `AT+CMGS=<length>`, then after the `> ` prompt the PDU in hex and Ctrl-Z.
+    case submit(SMSSubmitPDU)
+    /// `ATD<number>;`: a voice call.
+    case dial(PhoneNumber)
+    /// `ATH`: hang up.
+    case hangUp
+    /// `AT+CFUN=1,1`: restart the modem.
+    case reset
+
+    /// The command line, without the final CR.
+    public var line: String {
+        switch self {
+        case .attention: "AT"
+        case .echoOff: "ATE0"
+        case .numericErrors: "AT+CMEE=1"
+        case .pinStatus: "AT+CPIN?"
+        case .registration(let d): "AT+\(d.rawValue)?"
+        case .signalQuality: "AT+CSQ"
+        case .operatorName: "AT+COPS?"
+        case .pduMode: "AT+CMGF=0"
+        case .setServiceCentre(let n): "AT+CSCA=\"\(n.text)\",\(n.isInternational ? 145 : 129)"
+        case .submit(let pdu): "AT+CMGS=\(pdu.tpduLength)"
+        case .dial(let n): "ATD\(n.text);"
+        case .hangUp: "ATH"
+        case .reset: "AT+CFUN=1,1"
+        }
+    }
+
+    /// The prefix of the information lines that answer this command (they are never taken for
+    /// unsolicited codes while it is in flight).
+    var responsePrefix: String? {
+        switch self {
+        case .pinStatus: "+CPIN:"
+        case .registration(let d): "+\(d.rawValue):"
+        case .signalQuality: "+CSQ:"
+        case .operatorName: "+COPS:"
+        case .submit: "+CMGS:"
+        case .setServiceCentre: "+CSCA:"
+        default: nil
+        }
+    }
+
+    public var isSubmit: Bool {
+        if case .submit = self { return true }
+        return false
+    }
+}
+
+/// A +CME ERROR / +CMS ERROR code: numeric with AT+CMEE=1, text otherwise.
+public struct ATErrorCode: Equatable, Sendable, CustomStringConvertible {
+    public var number: Int?
+    public var text: String
+
+    public init(_ field: String) {
+        let t = field.trimmingSpaces
+        self.text = t
+        self.number = Int(t)
+    }
+
+    public var description: String { text }
+}
+
+/// How a command ended.
+public enum ATOutcome: Equatable, Sendable {
+    case ok
+    /// A plain `ERROR`.
+    case error
+    case cmeError(ATErrorCode)
+    case cmsError(ATErrorCode)
+    /// `+CMGS: <mr>` arrived: the message is with the network. Nothing else means sent.
+    case submitted(messageReference: Int)
+    /// A dial ended: NO CARRIER, BUSY, NO ANSWER, NO DIALTONE.
+    case callEnded(String)
+    /// No `> ` prompt in time. ESC was written and the engine drained the line; nothing of the
+    /// PDU was written.
+    case promptTimedOut
+    /// No final result in time. For a submit whose PDU was written (`afterPrompt`), the message
+    /// may or may not have gone: in doubt.
+    case timedOut(afterPrompt: Bool)
+    /// Given up on by the caller (modem restarted, line lost).
+    case abandoned
+
+    public var isOK: Bool { self == .ok }
+}
+
+/// A finished command: its outcome and the information lines that came with it.
+public struct ATResponse: Equatable, Sendable {
+    public var outcome: ATOutcome
+    public var lines: [String]
+
+    public init(_ outcome: ATOutcome, lines: [String] = []) {
+        self.outcome = outcome
+        self.lines = lines
+    }
+
+    /// The first information line starting with `prefix`, with the prefix and spaces removed.
+    public func value(_ prefix: String) -> String? {
+        for l in lines where l.hasPrefix(prefix) { return String(l.dropFirst(prefix.count)).trimmingSpaces }
+        return nil
+    }
+}
+
+/// A line the modem sends on its own, recognised at any moment — also between the `> ` prompt
+/// and `+CMGS`.
+public enum UnsolicitedCode: Equatable, Sendable {
+    case ring
+    /// +CMTI: a message arrived.
+    case newMessage(String)
+    /// +CREG / +CGREG / +CEREG in their unsolicited form.
+    case registration(RegistrationDomain, RegistrationState)
+    /// +CDS / +CDSI: a status report.
+    case statusReport(String)
+    /// ^RSSI and friends.
+    case signal(String)
+    /// The modem (re)started: RDY, Call Ready, SMS Ready, SMS DONE, PB DONE, START, +QIND: … DONE.
+    case boot(String)
+    /// UNDER-VOLTAGE …, OVER-VOLTAGE …, … POWER DOWN.
+    case power(String)
+    /// NO CARRIER / BUSY / NO ANSWER outside a dial: a call ended.
+    case callEnded(String)
+    /// +CPIN: … outside AT+CPIN? (SIM800 announces READY at boot).
+    case simStatus(String)
+    /// Anything else a modem announces (+CUSD, +CLIP, ^BOOT, +QIND …): logged only.
+    case other(String)
+
+    /// The code `line` is, if it is one.
+    public static func classify(_ line: String) -> UnsolicitedCode? {
+        switch line {
+        case "RING": return .ring
+        case "RDY", "Call Ready", "SMS Ready", "SMS DONE", "PB DONE", "START", "+QIND: SMS DONE", "+QIND: PB DONE",
+             "+QIND: \"SMS DONE\"", "+QIND: \"PB DONE\"":
+            return .boot(line)
+        case "NO CARRIER", "BUSY", "NO ANSWER", "NO DIALTONE": return .callEnded(line)
+        default: break
+        }
+        if line.contains("POWER DOWN") || line.hasPrefix("UNDER-VOLTAGE") || line.hasPrefix("OVER-VOLTAGE") {
+            return .power(line)
+        }
+        if line.hasPrefix("+CMTI:") { return .newMessage(line) }
+        if line.hasPrefix("+CDS:") || line.hasPrefix("+CDSI:") { return .statusReport(line) }
+        if line.hasPrefix("^RSSI:") || line.hasPrefix("^HCSQ:") || line.hasPrefix("+CIEV:") { return .signal(line) }
+        if line.hasPrefix("+CPIN:") { return .simStatus(line) }
+        for d in RegistrationDomain.allCases where line.hasPrefix("+\(d.rawValue):") {
+            if let s = RegistrationState.parseUnsolicited(String(line.dropFirst(d.rawValue.count + 2))) {
+                return .registration(d, s)
+            }
+            return .other(line)
+        }
+        if line.hasPrefix("^") || line.hasPrefix("+CUSD:") || line.hasPrefix("+CLIP:") || line.hasPrefix("+CRING:")
+            || line.hasPrefix("+QIND:") || line.hasPrefix("+CFUN:") || line.hasPrefix("+CGEV:") || line.hasPrefix("+CTZV:")
+            || line.hasPrefix("*PSUTTZ") || line.hasPrefix("DST:") || line.hasPrefix("+CMT:") || line.hasPrefix("+CBM:") {
+            return .other(line)
+        }
+        return nil
+    }
+}
+
+/// `<stat>` of +CREG / +CGREG / +CEREG (3GPP TS 27.007 §7.2, §10.1.19, §10.1.22).
+public enum RegistrationState: Equatable, Sendable, CustomStringConvertible {
+    case notRegistered
+    case home
+    case searching
+    case denied
+    case unknown
+    case roaming
+    /// LTE "SMS only" registration (6 home, 7 roaming): text messages work.
+    case smsOnly(roaming: Bool)
+    case emergencyOnly
+    /// Registered for "CSFB not preferred" (9 home, 10 roaming).
+    case csfbNotPreferred(roaming: Bool)
+    case other(Int)
+
+    public init(stat: Int) {
+        switch stat {
+        case 0: self = .notRegistered
+        case 1: self = .home
+        case 2: self = .searching
+        case 3: self = .denied
+        case 4: self = .unknown
+        case 5: self = .roaming
+        case 6: self = .smsOnly(roaming: false)
+        case 7: self = .smsOnly(roaming: true)
+        case 8: self = .emergencyOnly
+        case 9: self = .csfbNotPreferred(roaming: false)
+        case 10: self = .csfbNotPreferred(roaming: true)
+        default: self = .other(stat)
+        }
+    }
+
+    /// Whether a text message can go out.
+    public var isRegistered: Bool {
+        switch self {
+        case .home, .roaming, .smsOnly, .csfbNotPreferred: true
+        default: false
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .notRegistered: "not registered"
+        case .home: "registered (home)"
+        case .searching: "searching"
+        case .denied: "registration denied"
+        case .unknown: "unknown"
+        case .roaming: "registered (roaming)"
+        case .smsOnly(let r): "registered for SMS only" + (r ? " (roaming)" : " (home)")
+        case .emergencyOnly: "emergency calls only"
+        case .csfbNotPreferred(let r): "registered" + (r ? " (roaming)" : " (home)")
+        case .other(let n): "state \(n)"
+        }
+    }
+
+    /// The answer to AT+CxREG?: `<n>,<stat>[,<lac>,<ci>[,<AcT>…]]`. Real modems also give a bare
+    /// `<stat>`, unquoted or extra fields; nil when no state can be read.
+    public static func parseQuery(_ fields: String) -> RegistrationState? {
+        let f = splitFields(fields)
+        guard let first = f.first, let a = Int(first) else { return nil }
+        if f.count == 1 { return RegistrationState(stat: a) }
+        // <n>,<stat>,…: the second field is the state. A second field that is a quoted or
+        // 4-hex-digit area code means the modem gave the unsolicited form instead.
+        if let b = Int(f[1]), f[1].count <= 2, !f[1].hasPrefix("\"") { return RegistrationState(stat: b) }
+        return RegistrationState(stat: a)
+    }
+
+    /// The unsolicited form: `<stat>[,<lac>,<ci>[,<AcT>]]`. nil when the fields look like the
+    /// query's `<n>,<stat>` (ambiguous: not used).
+    static func parseUnsolicited(_ fields: String) -> RegistrationState? {
+        let f = splitFields(fields)
+        guard let first = f.first, let a = Int(first) else { return nil }
+        if f.count == 1 { return RegistrationState(stat: a) }
+        if f[1].hasPrefix("\"") || f[1].count >= 4 { return RegistrationState(stat: a) }
+        return nil
+    }
+}
+
+/// Splits a response's comma-separated fields, keeping quoted fields whole (quotes kept).
+func splitFields(_ s: String) -> [String] {
+    var out: [String] = []
+    var current = ""
+    var quoted = false
+    for c in s {
+        if c == "\"" { quoted.toggle() }
+        if c == "," && !quoted {
+            out.append(current.trimmingSpaces)
+            current = ""
+        } else {
+            current.append(c)
+        }
+    }
+    out.append(current.trimmingSpaces)
+    return out
+}
+
+extension String {
+    var trimmingSpaces: String {
+        var s = Substring(self)
+        while let f = s.first, f == " " || f == "\t" { s.removeFirst() }
+        while let l = s.last, l == " " || l == "\t" { s.removeLast() }
+        return String(s)
+    }
+
+    var unquoted: String {
+        if count >= 2, hasPrefix("\""), hasSuffix("\"") { return String(dropFirst().dropLast()) }
+        return self
+    }
+}

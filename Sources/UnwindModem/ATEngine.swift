@@ -1,0 +1,298 @@
+import UnwindCore
+
+/// A command to run, with how long to wait for it.
+public struct ATRequest: Equatable, Sendable {
+    public var command: ATCommand
+    /// For the final result; for a submit, counted from the moment the PDU is written.
+    public var timeout: Duration
+    /// For a submit: how long to wait for the `> ` prompt.
+    public var promptTimeout: Duration
+
+    public init(_ command: ATCommand, timeout: Duration, promptTimeout: Duration = .seconds(5)) {
+        self.command = command
+        self.timeout = timeout
+        self.promptTimeout = promptTimeout
+    }
+}
+
+/// What the engine tells its driver.
+public enum ATEvent: Equatable, Sendable {
+    /// A command ended (by a final result, a timeout, or being abandoned).
+    case completed(ATCommand, ATResponse)
+    /// A line the modem sent on its own.
+    case unsolicited(UnsolicitedCode)
+    /// The `> ` prompt of the submit in flight arrived and its PDU and Ctrl-Z were written.
+    case promptAnswered(ATCommand)
+    /// A `> ` prompt nobody was waiting for (late, or opened by a command typed into an old
+    /// prompt): ESC was written to close it, nothing else.
+    case strayPrompt
+    /// The quiet period after an ESC is over; commands may be started again.
+    case drained
+    /// A line that is neither an answer, an echo nor a known unsolicited code (logged).
+    case unrecognized(String)
+}
+
+/// The AT protocol as a state machine over bytes and time, with no I/O of its own: fed the
+/// bytes that arrived and the current instant, it says what to write and what happened. The
+/// same engine runs under the device loop (through `GSMModem`) and in tests without a tty.
+///
+/// Rules:
+/// - One command in flight. Final results: OK, ERROR, +CME ERROR, +CMS ERROR (and NO CARRIER,
+///   BUSY, NO ANSWER, NO DIALTONE for a dial).
+/// - Lines end at CR or LF; empty lines are skipped. The echo of the command line (and of the
+///   PDU) is recognised and dropped, so echo on and echo off both work.
+/// - Unsolicited codes are recognised at any moment, also between `> ` and `+CMGS`.
+/// - A submit writes `AT+CMGS=<n>` and nothing more until `> ` is seen. Only then are the PDU's
+///   hex digits and Ctrl-Z written — exactly once. If no prompt comes in time, ESC is written
+///   (closing a prompt that may arrive late) and the line is drained; nothing else is written.
+/// - A prompt seen at any other time is closed with ESC, never typed into.
+/// - `+CMGS: <mr>` is the only thing that makes a submit `.submitted`; a submit whose PDU was
+///   written and that got no `+CMGS` in time ends `.timedOut(afterPrompt: true)`: in doubt.
+public struct ATEngine: Sendable {
+    public struct Settings: Equatable, Sendable {
+        /// How long after an ESC everything but unsolicited codes is discarded.
+        public var drain: Duration
+        /// After `+CMGS: <mr>`, how long to wait for the OK that ends the command.
+        public var resultGrace: Duration
+        /// Longer lines are dropped (noise, a wrong baud rate).
+        public var maximumLine: Int
+
+        public init(drain: Duration = .milliseconds(300), resultGrace: Duration = .seconds(1), maximumLine: Int = 1024) {
+            self.drain = drain
+            self.resultGrace = resultGrace
+            self.maximumLine = maximumLine
+        }
+    }
+
+    enum Phase: Equatable, Sendable {
+        case idle
+        case command(ATRequest, deadline: Instant)
+        /// `AT+CMGS=<n>` written; waiting for `> `.
+        case prompt(ATRequest, deadline: Instant)
+        /// The PDU written; waiting for `+CMGS` and the final result.
+        case result(ATRequest, deadline: Instant, reference: Int?)
+    }
+
+    public var settings: Settings
+    private(set) var phase: Phase = .idle
+    /// While set, nothing may be started and answers are discarded.
+    public private(set) var drainingUntil: Instant?
+    private var line: [UInt8] = []
+    private var overlong = false
+    private var info: [String] = []
+    private var output: [UInt8] = []
+    private var echo: String = ""
+    private var pduEcho: String = ""
+
+    public init(settings: Settings = Settings()) {
+        self.settings = settings
+        line.reserveCapacity(256)
+    }
+
+    /// Nothing in flight and not draining: a command may be started.
+    public var isIdle: Bool { phase == .idle && drainingUntil == nil }
+
+    /// The command in flight.
+    public var inFlight: ATCommand? {
+        switch phase {
+        case .idle: nil
+        case .command(let r, _), .prompt(let r, _), .result(let r, _, _): r.command
+        }
+    }
+
+    /// Whether the PDU of the submit in flight has been written.
+    public var isAfterPrompt: Bool {
+        if case .result = phase { return true }
+        return false
+    }
+
+    /// The next instant at which `advance` has something to do.
+    public var nextDeadline: Instant? {
+        var d: Instant?
+        switch phase {
+        case .idle: break
+        case .command(_, let t), .prompt(_, let t), .result(_, let t, _): d = t
+        }
+        if let u = drainingUntil, d == nil || u < d! { d = u }
+        return d
+    }
+
+    /// Starts a command. Precondition: `isIdle`.
+    public mutating func start(_ request: ATRequest, at now: Instant) {
+        precondition(isIdle, "one AT command at a time")
+        info.removeAll()
+        echo = request.command.line
+        output.append(contentsOf: echo.utf8)
+        output.append(0x0D)
+        if case .submit(let pdu) = request.command {
+            pduEcho = pdu.hexString
+            phase = .prompt(request, deadline: now + request.promptTimeout)
+        } else {
+            pduEcho = ""
+            phase = .command(request, deadline: now + request.timeout)
+        }
+    }
+
+    /// Writes ESC (and CR when asked: the start-up's "clear a stuck prompt"), ends any command in
+    /// flight as `.abandoned`, and drains the line for `settings.drain`.
+    public mutating func escape(at now: Instant, carriageReturn: Bool = false, into events: inout [ATEvent]) {
+        output.append(0x1B)
+        if carriageReturn { output.append(0x0D) }
+        abandon(into: &events)
+        drain(from: now)
+    }
+
+    /// Ends any command in flight as `.abandoned` without writing anything (the modem restarted).
+    public mutating func abandon(into events: inout [ATEvent]) {
+        if let c = inFlight { finish(c, .abandoned, into: &events) }
+    }
+
+    /// Forgets everything: the line was closed and will be reopened.
+    public mutating func reset(into events: inout [ATEvent]) {
+        abandon(into: &events)
+        drainingUntil = nil
+        line.removeAll(keepingCapacity: true)
+        overlong = false
+        output.removeAll()
+    }
+
+    /// Moves the bytes to write into `buffer`.
+    public mutating func takeOutput(into buffer: inout [UInt8]) {
+        if output.isEmpty { return }
+        buffer.append(contentsOf: output)
+        output.removeAll(keepingCapacity: true)
+    }
+
+    /// Feeds bytes that arrived at `now`.
+    public mutating func receive(_ bytes: some Sequence<UInt8>, at now: Instant, into events: inout [ATEvent]) {
+        for b in bytes {
+            if b == 0x0D || b == 0x0A {
+                endLine(at: now, into: &events)
+                continue
+            }
+            if overlong { continue }
+            if line.count >= settings.maximumLine {
+                overlong = true
+                line.removeAll(keepingCapacity: true)
+                continue
+            }
+            line.append(b)
+            if line.count == 2 && line[0] == 0x3E && line[1] == 0x20 {  // "> "
+                line.removeAll(keepingCapacity: true)
+                prompt(at: now, into: &events)
+            }
+        }
+    }
+
+    /// Runs the timers: drain end, prompt and result timeouts.
+    public mutating func advance(to now: Instant, into events: inout [ATEvent]) {
+        if let u = drainingUntil, now >= u {
+            drainingUntil = nil
+            events.append(.drained)
+        }
+        switch phase {
+        case .idle:
+            break
+        case .command(let r, let t) where now >= t:
+            finish(r.command, .timedOut(afterPrompt: false), into: &events)
+        case .prompt(let r, let t) where now >= t:
+            // Close a prompt that may still come; never type into it.
+            output.append(0x1B)
+            finish(r.command, .promptTimedOut, into: &events)
+            drain(from: now)
+        case .result(let r, let t, let reference) where now >= t:
+            if let reference {
+                finish(r.command, .submitted(messageReference: reference), into: &events)
+            } else {
+                finish(r.command, .timedOut(afterPrompt: true), into: &events)
+            }
+        default:
+            break
+        }
+    }
+
+    // MARK: - Lines
+
+    private mutating func drain(from now: Instant) {
+        let until = now + settings.drain
+        if drainingUntil == nil || drainingUntil! < until { drainingUntil = until }
+    }
+
+    private mutating func prompt(at now: Instant, into events: inout [ATEvent]) {
+        if case .prompt(let r, _) = phase, drainingUntil == nil, case .submit(let pdu) = r.command {
+            output.append(contentsOf: pdu.hex)
+            output.append(0x1A)
+            phase = .result(r, deadline: now + r.timeout, reference: nil)
+            events.append(.promptAnswered(r.command))
+            return
+        }
+        output.append(0x1B)
+        abandon(into: &events)
+        drain(from: now)
+        events.append(.strayPrompt)
+    }
+
+    private mutating func endLine(at now: Instant, into events: inout [ATEvent]) {
+        if overlong {
+            overlong = false
+            return
+        }
+        if line.isEmpty { return }
+        // Control bytes inside a line are noise or echoed Ctrl-Z / ESC: dropped.
+        let text = String(decoding: line.filter { $0 >= 0x20 && $0 != 0x7F }, as: UTF8.self).trimmingSpaces
+        line.removeAll(keepingCapacity: true)
+        if !text.isEmpty { handle(text, at: now, into: &events) }
+    }
+
+    private mutating func handle(_ text: String, at now: Instant, into events: inout [ATEvent]) {
+        let current = drainingUntil == nil ? inFlight : nil
+        if let current {
+            if text == echo || text.uppercased() == echo.uppercased() || (!pduEcho.isEmpty && text.uppercased() == pduEcho) {
+                return
+            }
+            if let prefix = current.responsePrefix, text.hasPrefix(prefix) {
+                if case .result(let r, let t, _) = phase, current.isSubmit {
+                    let mr = Int(text.dropFirst(prefix.count).split(separator: ",").first.map { String($0).trimmingSpaces } ?? "")
+                    phase = .result(r, deadline: min(t, now + settings.resultGrace), reference: mr ?? 0)
+                } else {
+                    info.append(text)
+                }
+                return
+            }
+            if let outcome = finalResult(text, for: current) {
+                var o = outcome
+                if case .result(_, _, let reference?) = phase { o = .submitted(messageReference: reference) }
+                finish(current, o, into: &events)
+                return
+            }
+        }
+        if let u = UnsolicitedCode.classify(text) {
+            events.append(.unsolicited(u))
+            return
+        }
+        if current != nil {
+            info.append(text)
+        } else {
+            events.append(.unrecognized(text))
+        }
+    }
+
+    private func finalResult(_ text: String, for command: ATCommand) -> ATOutcome? {
+        if text == "OK" { return .ok }
+        if text == "ERROR" { return .error }
+        if text.hasPrefix("+CME ERROR:") { return .cmeError(ATErrorCode(String(text.dropFirst(11)))) }
+        if text.hasPrefix("+CMS ERROR:") { return .cmsError(ATErrorCode(String(text.dropFirst(11)))) }
+        if case .dial = command, ["NO CARRIER", "BUSY", "NO ANSWER", "NO DIALTONE"].contains(text) {
+            return .callEnded(text)
+        }
+        return nil
+    }
+
+    private mutating func finish(_ command: ATCommand, _ outcome: ATOutcome, into events: inout [ATEvent]) {
+        phase = .idle
+        echo = ""
+        pduEcho = ""
+        events.append(.completed(command, ATResponse(outcome, lines: info)))
+        info.removeAll()
+    }
+}

@@ -1,1 +1,0 @@
-// The GSM modem: AT engine, PDU encoder, outbox.

@@ -1,0 +1,279 @@
+import UnwindCore
+
+/// Timeouts and periods of the modem session. The defaults suit a real modem; tests shorten them.
+public struct ModemTimeouts: Equatable, Sendable {
+    /// An ordinary command's final result.
+    public var command: Duration = .seconds(3)
+    /// Each `AT` while synchronising (autobaud, a modem still booting).
+    public var syncAttempt: Duration = .milliseconds(500)
+    /// The `> ` prompt after AT+CMGS.
+    public var prompt: Duration = .seconds(5)
+    /// `+CMGS: <mr>` after the PDU: the network may take this long.
+    public var submit: Duration = .seconds(60)
+    /// ATD's answer.
+    public var dial: Duration = .seconds(30)
+    /// How long a dial request waits for a modem that is not ready before it fails visibly.
+    public var dialPatience: Duration = .seconds(30)
+    /// After an ESC: what still arrives is drained this long.
+    public var drain: Duration = .milliseconds(300)
+    /// After `+CMGS`, how long the closing OK may take.
+    public var resultGrace: Duration = .seconds(1)
+    /// "SIM busy" / "+CPIN: NOT READY": asked again after this.
+    public var simBusyRetry: Duration = .seconds(1)
+    /// No SIM, a locked SIM, a failed SIM: asked again after this.
+    public var simProblemRetry: Duration = .seconds(5)
+    /// Registration is asked this often while not registered.
+    public var registrationPoll: Duration = .seconds(5)
+    /// Sending waits this long for registration before trying anyway (the modem may know better).
+    public var registrationPatience: Duration = .seconds(20)
+    /// Signal, registration and operator are refreshed this often when idle.
+    public var statusRefresh: Duration = .seconds(60)
+    /// After AT+CFUN=1,1: how long to wait for the modem's boot messages before talking to it.
+    public var reset: Duration = .seconds(20)
+    /// Boot messages this close to the previous one belong to the same restart.
+    public var bootSettle: Duration = .seconds(10)
+
+    public init() {}
+}
+
+/// Retry spacing: exponential from `first` to `maximum`, with ± `jitter` (a fraction) drawn
+/// from the injected random source so that several devices do not retry in step.
+public struct ModemBackoff: Equatable, Sendable {
+    public var first: Duration = .seconds(2)
+    public var maximum: Duration = .seconds(60)
+    public var jitter: Double = 0.2
+    /// Reopening a vanished tty.
+    public var reopenFirst: Duration = .milliseconds(500)
+    public var reopenMaximum: Duration = .seconds(10)
+    /// After this many modem errors in a row (+CMS ERROR 500, ERROR), the modem is restarted.
+    public var resetAfterModemErrors: Int = 3
+
+    public init() {}
+
+    /// The delay before retry number `failures` (1 = after the first failure).
+    public func delay(after failures: Int, first: Duration? = nil, maximum: Duration? = nil,
+                      random: inout some RandomNumberGenerator) -> Duration {
+        let f = Double((first ?? self.first).nanoseconds), m = Double((maximum ?? self.maximum).nanoseconds)
+        let base = min(m, f * pow2(max(0, failures - 1)))
+        let j = jitter > 0 ? Double.random(in: -jitter...jitter, using: &random) : 0
+        return .nanoseconds(Int64(max(0, base * (1 + j))))
+    }
+
+    private func pow2(_ n: Int) -> Double { n >= 62 ? Double(Int64.max) : Double(Int64(1) << n) }
+}
+
+/// Everything the modem session is configured with.
+public struct ModemConfiguration: Equatable, Sendable {
+    /// The SMS service centre, set with AT+CSCA when the SIM has none (+CMS ERROR 330).
+    public var serviceCentre: PhoneNumber?
+    /// TP-VP of every message (nil: the network's default).
+    public var validity: SMSValidityPeriod?
+    public var timeouts: ModemTimeouts
+    public var backoff: ModemBackoff
+
+    public init(serviceCentre: PhoneNumber? = nil, validity: SMSValidityPeriod? = nil,
+                timeouts: ModemTimeouts = ModemTimeouts(), backoff: ModemBackoff = ModemBackoff()) {
+        self.serviceCentre = serviceCentre
+        self.validity = validity
+        self.timeouts = timeouts
+        self.backoff = backoff
+    }
+}
+
+/// Why a message has not gone (yet).
+public enum SendProblem: Equatable, Sendable, CustomStringConvertible {
+    /// +CMS ERROR 1: the number is not in service. Not retried.
+    case unassignedNumber(PhoneNumber)
+    /// +CMS ERROR 2–127, 512–514 (and 331, 332): the network. Retried.
+    case network(code: Int)
+    /// +CMS ERROR 330: the SIM has no service centre number.
+    case noServiceCentre(configured: Bool)
+    /// +CMS ERROR 310–316: the SIM. PIN and registration are checked again.
+    case sim(code: Int)
+    /// +CMS ERROR 500, a plain ERROR, a +CME ERROR: the modem. Restarted after several in a row.
+    case modem(String)
+    /// Another +CMS ERROR.
+    case rejected(code: Int)
+    /// No `> ` prompt: nothing was written; ESC, drain, `AT`, and again.
+    case noPrompt
+    /// The PDU was written but no `+CMGS` came: in doubt, sent again (a duplicate beats a loss).
+    case noConfirmation
+    /// The modem restarted while the message was on its way.
+    case modemRestarted
+    /// The tty went away while the message was on its way.
+    case lineLost
+    /// The outbox file could not be written; the message is sent anyway.
+    case notJournaled(String)
+
+    public var isPermanent: Bool {
+        if case .unassignedNumber = self { return true }
+        return false
+    }
+
+    public var description: String {
+        switch self {
+        case .unassignedNumber(let n): "\(n.text) is not in service (unassigned number); check the number"
+        case .network(let c): "network error \(c)" + (SendProblem.cmsNames[c].map { " (\($0))" } ?? "")
+        case .noServiceCentre(let configured):
+            configured ? "the SIM had no message centre; set it from the configuration"
+                : "the SIM has no message centre number; set modem.smsc in the configuration"
+        case .sim(let c): "SIM error \(c)" + (SendProblem.cmsNames[c].map { " (\($0))" } ?? "")
+        case .modem(let what): "modem error (\(what))"
+        case .rejected(let c): "rejected, error \(c)" + (SendProblem.cmsNames[c].map { " (\($0))" } ?? "")
+        case .noPrompt: "the modem did not ask for the message"
+        case .noConfirmation: "no confirmation from the modem; sending again"
+        case .modemRestarted: "the modem restarted"
+        case .lineLost: "the modem's line was lost"
+        case .notJournaled(let why): "could not be saved to the outbox (\(why)); sending anyway"
+        }
+    }
+
+    /// 3GPP TS 24.011 / 27.005 names of the codes a person may meet.
+    static let cmsNames: [Int: String] = [
+        1: "unassigned number", 8: "operator determined barring", 10: "call barred", 21: "short message transfer rejected",
+        27: "destination out of service", 28: "unidentified subscriber", 29: "facility rejected", 30: "unknown subscriber",
+        38: "network out of order", 41: "temporary failure", 42: "congestion", 47: "resources unavailable",
+        50: "facility not subscribed", 69: "facility not implemented", 81: "invalid reference", 95: "invalid message",
+        111: "protocol error", 127: "interworking", 300: "ME failure", 302: "operation not allowed",
+        303: "operation not supported", 304: "invalid PDU mode parameter", 310: "SIM not inserted", 311: "SIM PIN required",
+        312: "PH-SIM PIN required", 313: "SIM failure", 314: "SIM busy", 315: "SIM wrong", 316: "SIM PUK required",
+        330: "SMSC address unknown", 331: "no network service", 332: "network timeout", 500: "unknown error",
+        512: "network", 513: "network", 514: "network",
+    ]
+}
+
+/// Where a message stands, for the panic page and `unwind status`.
+public enum MessageState: Equatable, Sendable {
+    /// Written to the outbox, waiting for the modem.
+    case queued
+    /// On the wire now.
+    case sending
+    /// Every part got `+CMGS`.
+    case sent(at: WallTime)
+    /// An attempt failed; the next one is due at `next`. Retries never stop on their own.
+    case retrying(SendProblem, next: Instant)
+    /// Will not be retried until someone asks (only an unassigned number).
+    case failed(SendProblem)
+    /// Cancelled by the person or the maintainer.
+    case cancelled
+
+    public var isFinished: Bool {
+        switch self {
+        case .sent, .cancelled: true
+        default: false
+        }
+    }
+}
+
+public struct MessageStatus: Equatable, Sendable {
+    public var id: MessageID
+    public var slot: Int?
+    public var contactName: String
+    public var number: PhoneNumber
+    public var state: MessageState
+    public var attempts: Int
+    public var partsSent: Int
+    public var parts: Int
+    /// The last problem met, also after a later success.
+    public var lastProblem: SendProblem?
+    /// False when the outbox file could not be written (the message is still sent).
+    public var journaled: Bool
+}
+
+public enum SIMState: Equatable, Sendable, CustomStringConvertible {
+    case unknown
+    case ready
+    /// "SIM busy" / "+CPIN: NOT READY": waited through.
+    case busy
+    /// Needs a PIN or PUK the device does not have.
+    case locked(String)
+    case absent
+    case failed(String)
+
+    public var description: String {
+        switch self {
+        case .unknown: "unknown"
+        case .ready: "ready"
+        case .busy: "busy"
+        case .locked(let what): "locked (\(what)); remove the PIN from the SIM card"
+        case .absent: "no SIM card"
+        case .failed(let why): "SIM failure (\(why))"
+        }
+    }
+}
+
+/// Signal quality from AT+CSQ.
+public struct SignalQuality: Equatable, Sendable, CustomStringConvertible {
+    /// 0–31, or 99 for unknown.
+    public var rssi: Int
+    public init(rssi: Int) { self.rssi = rssi }
+    /// -113 dBm + 2 × rssi; nil when unknown.
+    public var dBm: Int? { (0...31).contains(rssi) ? -113 + 2 * rssi : nil }
+    /// 0–4 bars for a small screen.
+    public var bars: Int {
+        guard let _ = dBm else { return 0 }
+        switch rssi {
+        case 0...1: return 0
+        case 2...9: return 1
+        case 10...14: return 2
+        case 15...19: return 3
+        default: return 4
+        }
+    }
+    public var description: String { dBm.map { "\($0) dBm (\(bars)/4)" } ?? "unknown" }
+}
+
+/// The modem as the panic page and `unwind status` show it.
+public struct ModemStatus: Equatable, Sendable {
+    public enum Link: Equatable, Sendable {
+        /// The tty is not open; why, when known.
+        case closed(String?)
+        /// Talking to the modem: synchronising, checking the SIM, setting it up.
+        case starting
+        case ready
+        /// AT+CFUN=1,1 sent; waiting for it to come back.
+        case resetting
+    }
+
+    public var port: String
+    public var link: Link = .closed(nil)
+    public var sim: SIMState = .unknown
+    public var registration: [RegistrationDomain: RegistrationState] = [:]
+    public var signal: SignalQuality?
+    public var operatorName: String?
+    /// Set when the SIM had no service centre (+CMS ERROR 330).
+    public var serviceCentre: String?
+    /// The last thing that went wrong with the modem itself.
+    public var lastProblem: String?
+    public var restarts = 0
+
+    public var isRegistered: Bool { registration.values.contains { $0.isRegistered } }
+}
+
+public enum CallState: Equatable, Sendable {
+    case idle
+    /// Asked for; ATD is (about to be) on its way.
+    case dialling(PhoneNumber)
+    /// The modem accepted the dial: ringing or talking.
+    case active(PhoneNumber)
+    case hangingUp
+    /// The last call ended ("NO CARRIER", "BUSY", "hung up" …).
+    case ended(String)
+    case failed(String)
+
+    public var isInCall: Bool {
+        switch self {
+        case .dialling, .active, .hangingUp: true
+        default: false
+        }
+    }
+}
+
+/// What happened, for the loop to turn into screen changes and motor patterns.
+public enum ModemEvent: Equatable, Sendable {
+    case messageSent(MessageID)
+    case messageRetrying(MessageID, SendProblem)
+    case messageFailed(MessageID, SendProblem)
+    case callChanged(CallState)
+    case statusChanged
+}

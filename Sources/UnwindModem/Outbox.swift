@@ -1,0 +1,320 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import UnwindCore
+import UnwindHardware
+
+/// Names a message in the outbox (its file is `<id>.msg`).
+public struct MessageID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public let rawValue: String
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+    public static func < (a: MessageID, b: MessageID) -> Bool { a.rawValue < b.rawValue }
+}
+
+/// One failed attempt, as the outbox remembers it.
+public struct OutboxAttempt: Equatable, Sendable {
+    public var at: WallTime
+    public var problem: String
+    public init(at: WallTime, problem: String) {
+        self.at = at
+        self.problem = problem
+    }
+}
+
+/// A message that was asked for and has not been confirmed sent.
+public struct OutboxEntry: Equatable, Sendable {
+    public let id: MessageID
+    public var created: WallTime
+    /// Order of asking: lower goes first.
+    public var sequence: Int
+    /// The panic page's slot it came from (1–5), if any.
+    public var slot: Int?
+    public var alert: AlertSlot
+    /// The concatenation reference, kept so a resent part joins the same message.
+    public var reference: UInt16
+    /// Parts confirmed by `+CMGS` (a multipart message continues where it stopped).
+    public var partsSent: Int
+    public var attempts: Int
+    /// Set when the message will not be retried (an unassigned number) until someone asks.
+    public var failure: String?
+    /// The latest failed attempts, oldest first (at most `Outbox.historyLimit`).
+    public var history: [OutboxAttempt]
+
+    public init(id: MessageID, created: WallTime, sequence: Int, slot: Int?, alert: AlertSlot, reference: UInt16,
+                partsSent: Int = 0, attempts: Int = 0, failure: String? = nil, history: [OutboxAttempt] = []) {
+        self.id = id
+        self.created = created
+        self.sequence = sequence
+        self.slot = slot
+        self.alert = alert
+        self.reference = reference
+        self.partsSent = partsSent
+        self.attempts = attempts
+        self.failure = failure
+        self.history = history
+    }
+}
+
+/// Where the outbox keeps its files: a directory of small files replaced atomically.
+public protocol OutboxStorage: AnyObject {
+    /// The names of the files in the store (any order).
+    func names() throws(StoreError) -> [String]
+    func read(_ name: String) throws(StoreError) -> [UInt8]?
+    /// Atomically replaces the file, durable on return (write, fsync, rename, fsync directory).
+    func replace(_ name: String, with bytes: [UInt8]) throws(StoreError)
+    /// Removes the file, durable on return; removing a missing file is not an error.
+    func remove(_ name: String) throws(StoreError)
+    func quarantine(_ name: String, suffix: String) throws(StoreError) -> String
+}
+
+/// The outbox directory on the SD card: `DirectoryStore` for reading and atomic replacement,
+/// plus listing and durable removal.
+public final class OutboxDirectory: OutboxStorage {
+    public let store: DirectoryStore
+    public var directory: String { store.directory }
+
+    public init(directory: String) throws(StoreError) {
+        store = try DirectoryStore(directory: directory, maximumFileSize: 64 * 1024)
+    }
+
+    /// opendir / readdir / closedir; names starting with "." (temporary files) are left out.
+    public func names() throws(StoreError) -> [String] {
+        guard let dir = opendir(directory) else {
+            throw StoreError(operation: "opendir", path: directory, errno: errno, message: describeErrno(errno))
+        }
+        defer { closedir(dir) }
+        var out: [String] = []
+        while true {
+            errno = 0
+            guard let entry = readdir(dir) else {
+                if errno != 0 { throw StoreError(operation: "readdir", path: directory, errno: errno, message: describeErrno(errno)) }
+                return out
+            }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if !name.hasPrefix(".") { out.append(name) }
+        }
+    }
+
+    public func read(_ name: String) throws(StoreError) -> [UInt8]? { try store.read(name) }
+
+    public func replace(_ name: String, with bytes: [UInt8]) throws(StoreError) { try store.replace(name, with: bytes) }
+
+    /// unlink (ENOENT ignored), then open / fsync / close on the directory.
+    public func remove(_ name: String) throws(StoreError) {
+        guard !name.isEmpty, !name.hasPrefix("."), !name.contains("/") else {
+            throw StoreError(operation: "remove", path: name, errno: EINVAL, message: "not a plain file name")
+        }
+        let path = directory + "/" + name
+        while unlink(path) != 0 {
+            if errno == EINTR { continue }
+            if errno == ENOENT { return }
+            throw StoreError(operation: "unlink", path: path, errno: errno, message: describeErrno(errno))
+        }
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd < 0 { throw StoreError(operation: "open directory", path: directory, errno: errno, message: describeErrno(errno)) }
+        defer { close(fd) }
+        while fsync(fd) != 0 {
+            if errno == EINTR { continue }
+            throw StoreError(operation: "fsync directory", path: directory, errno: errno, message: describeErrno(errno))
+        }
+    }
+
+    public func quarantine(_ name: String, suffix: String) throws(StoreError) -> String {
+        try store.quarantine(name, suffix: suffix)
+    }
+}
+
+/// Every alert that was asked for, one file per message, written (and fsynced) before any AT
+/// traffic for it, removed only once every part got `+CMGS`, kept with its failure history
+/// otherwise — and read back after a restart, so nothing asked for is ever silently lost.
+///
+/// File format (`<id>.msg`, UTF-8, one field per line, in this order):
+///
+///     unwind-outbox 1
+///     created <unix seconds>
+///     sequence <n>
+///     slot <1–5 or ->
+///     name <contact name>
+///     number <+digits>
+///     reference <0–65535>
+///     parts-sent <n>
+///     attempts <n>
+///     failure <why it is not retried>          (only when so)
+///     message <the message>
+///     attempt <unix seconds> <what went wrong>  (zero or more, oldest first)
+///
+/// Name, number and message are validated again on reading, exactly as at save time, so a
+/// hand-edited outbox file cannot put a control character anywhere near the modem.
+public final class Outbox {
+    public static let fileExtension = ".msg"
+    public static let historyLimit = 20
+
+    public let storage: OutboxStorage
+    public private(set) var entries: [OutboxEntry] = []
+    /// Files that could not be read (moved aside as `<name>.corrupt-<time>`), for the status.
+    public private(set) var problems: [String] = []
+    private var nextSequence = 1
+
+    /// Reads every message file in `storage`.
+    public init(storage: OutboxStorage, now: WallTime = WallTime(secondsSinceEpoch: 0)) {
+        self.storage = storage
+        reload(now: now)
+    }
+
+    public convenience init(directory: String, now: WallTime = WallTime(secondsSinceEpoch: 0)) throws(StoreError) {
+        self.init(storage: try OutboxDirectory(directory: directory), now: now)
+    }
+
+    /// Reads the files again (what a restarted daemon sees).
+    public func reload(now: WallTime) {
+        entries.removeAll()
+        problems.removeAll()
+        let names: [String]
+        do { names = try storage.names() } catch {
+            problems.append("cannot list the outbox: \(error)")
+            return
+        }
+        for name in names.sorted() where name.hasSuffix(Self.fileExtension) {
+            let id = MessageID(String(name.dropLast(Self.fileExtension.count)))
+            do {
+                guard let bytes = try storage.read(name) else { continue }
+                entries.append(try Self.parse(bytes, id: id))
+            } catch let e as OutboxFileProblem {
+                let moved = (try? storage.quarantine(name, suffix: "\(now.secondsSinceEpoch)")) ?? name
+                problems.append("\(name): \(e) (kept as \(moved))")
+            } catch {
+                problems.append("\(name): \(error)")
+            }
+        }
+        entries.sort { ($0.sequence, $0.id) < ($1.sequence, $1.id) }
+        nextSequence = (entries.map(\.sequence).max() ?? 0) + 1
+    }
+
+    public func entry(_ id: MessageID) -> OutboxEntry? { entries.first { $0.id == id } }
+
+    /// Adds a message and writes its file, durable on return. The entry is returned — and kept
+    /// in memory, so it is still sent — even when the write failed (`error` says why).
+    public func add(_ alert: AlertSlot, slot: Int?, at created: WallTime, reference: UInt16,
+                    nonce: UInt16) -> (entry: OutboxEntry, error: StoreError?) {
+        let seq = nextSequence
+        nextSequence += 1
+        var hex = String(nonce, radix: 16)
+        while hex.count < 4 { hex = "0" + hex }
+        let id = MessageID("alert-\(created.secondsSinceEpoch)-\(seq)-\(hex)")
+        let entry = OutboxEntry(id: id, created: created, sequence: seq, slot: slot, alert: alert, reference: reference)
+        entries.append(entry)
+        do {
+            try storage.replace(Self.fileName(id), with: Array(Self.format(entry).utf8))
+            return (entry, nil)
+        } catch {
+            return (entry, error)
+        }
+    }
+
+    /// Writes a changed entry (progress, attempts, history).
+    public func save(_ entry: OutboxEntry) throws(StoreError) {
+        var e = entry
+        if e.history.count > Self.historyLimit { e.history.removeFirst(e.history.count - Self.historyLimit) }
+        if let i = entries.firstIndex(where: { $0.id == e.id }) { entries[i] = e } else { entries.append(e) }
+        try storage.replace(Self.fileName(e.id), with: Array(Self.format(e).utf8))
+    }
+
+    /// Removes a message: after its last `+CMGS`, or when the person or the maintainer cancels it.
+    public func remove(_ id: MessageID) throws(StoreError) {
+        entries.removeAll { $0.id == id }
+        try storage.remove(Self.fileName(id))
+    }
+
+    public static func fileName(_ id: MessageID) -> String { id.rawValue + fileExtension }
+
+    // MARK: - Format
+
+    public static func format(_ e: OutboxEntry) -> String {
+        var s = "unwind-outbox 1\n"
+        s += "created \(e.created.secondsSinceEpoch)\n"
+        s += "sequence \(e.sequence)\n"
+        s += "slot \(e.slot.map(String.init) ?? "-")\n"
+        s += "name \(e.alert.name)\n"
+        s += "number \(e.alert.number.text)\n"
+        s += "reference \(e.reference)\n"
+        s += "parts-sent \(e.partsSent)\n"
+        s += "attempts \(e.attempts)\n"
+        if let f = e.failure { s += "failure \(oneLine(f))\n" }
+        s += "message \(e.alert.message)\n"
+        for a in e.history.suffix(historyLimit) { s += "attempt \(a.at.secondsSinceEpoch) \(oneLine(a.problem))\n" }
+        return s
+    }
+
+    /// Our own texts never hold a line break; this makes sure.
+    static func oneLine(_ s: String) -> String {
+        String(String.UnicodeScalarView(s.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
+    }
+
+    public static func parse(_ bytes: [UInt8], id: MessageID) throws(OutboxFileProblem) -> OutboxEntry {
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw .notUTF8 }
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        if lines.last == "" { lines.removeLast() }
+        var i = 0
+        func field(_ key: String) throws(OutboxFileProblem) -> String {
+            guard i < lines.count, lines[i].hasPrefix(key + " ") else { throw .missing(key, line: i + 1) }
+            defer { i += 1 }
+            return String(lines[i].dropFirst(key.count + 1))
+        }
+        func number(_ key: String) throws(OutboxFileProblem) -> Int {
+            let v = try field(key)
+            guard let n = Int(v), n >= 0 else { throw .malformed(key, line: i) }
+            return n
+        }
+        guard lines.first == "unwind-outbox 1" else { throw .missing("unwind-outbox 1", line: 1) }
+        i = 1
+        let created = try number("created")
+        let sequence = try number("sequence")
+        let slotText = try field("slot")
+        let slot: Int?
+        if slotText == "-" { slot = nil } else {
+            guard let s = Int(slotText), (1...AlertSlotFile.slotCount).contains(s) else { throw .malformed("slot", line: i) }
+            slot = s
+        }
+        let name = try field("name")
+        let numberText = try field("number")
+        let reference = try number("reference")
+        guard reference <= 0xFFFF else { throw .malformed("reference", line: i) }
+        let partsSent = try number("parts-sent")
+        let attempts = try number("attempts")
+        var failure: String?
+        if i < lines.count, lines[i].hasPrefix("failure ") { failure = try field("failure") }
+        let message = try field("message")
+        let alert: AlertSlot
+        do { alert = try AlertSlot(name: name, number: numberText, message: message) } catch { throw .invalid(error) }
+        var history: [OutboxAttempt] = []
+        while i < lines.count {
+            let rest = try field("attempt")
+            let parts = rest.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, let t = Int64(parts[0]) else { throw .malformed("attempt", line: i) }
+            history.append(OutboxAttempt(at: WallTime(secondsSinceEpoch: t), problem: String(parts[1])))
+        }
+        return OutboxEntry(id: id, created: WallTime(secondsSinceEpoch: Int64(created)), sequence: sequence, slot: slot,
+                           alert: alert, reference: UInt16(reference), partsSent: partsSent, attempts: attempts,
+                           failure: failure, history: history)
+    }
+}
+
+/// Why an outbox file could not be read.
+public enum OutboxFileProblem: Error, Equatable, CustomStringConvertible {
+    case notUTF8
+    case missing(String, line: Int)
+    case malformed(String, line: Int)
+    case invalid(AlertFieldError)
+
+    public var description: String {
+        switch self {
+        case .notUTF8: "not UTF-8 text"
+        case .missing(let k, let l): "line \(l): \"\(k)\" expected"
+        case .malformed(let k, let l): "line \(l): \"\(k)\" is malformed"
+        case .invalid(let e): "\(e)"
+        }
+    }
+}

@@ -1,0 +1,199 @@
+import Foundation
+import Glibc
+import Logging
+import Testing
+import UnwindCore
+import UnwindHardware
+import UnwindModem
+import UnwindSim
+
+/// A fresh directory, removed when the value goes away.
+final class ScratchDirectory {
+    let path: String
+    init(_ name: String = #function) {
+        let safe = name.filter { $0.isLetter || $0.isNumber }
+        path = NSTemporaryDirectory() + "unwind-modem-\(safe)-\(UUID().uuidString.prefix(8))"
+        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// Short timeouts so a scenario runs in tens of milliseconds.
+func testConfiguration(_ change: (inout ModemConfiguration) -> Void = { _ in }) -> ModemConfiguration {
+    var t = ModemTimeouts()
+    t.command = .milliseconds(300)
+    t.syncAttempt = .milliseconds(100)
+    t.prompt = .milliseconds(200)
+    t.submit = .milliseconds(400)
+    t.dial = .milliseconds(300)
+    t.dialPatience = .seconds(2)
+    t.drain = .milliseconds(50)
+    t.resultGrace = .milliseconds(100)
+    t.simBusyRetry = .milliseconds(40)
+    t.simProblemRetry = .milliseconds(100)
+    t.registrationPoll = .milliseconds(100)
+    t.registrationPatience = .milliseconds(300)
+    t.statusRefresh = .seconds(60)
+    t.reset = .milliseconds(400)
+    t.bootSettle = .milliseconds(200)
+    var b = ModemBackoff()
+    b.first = .milliseconds(30)
+    b.maximum = .milliseconds(200)
+    b.reopenFirst = .milliseconds(30)
+    b.reopenMaximum = .milliseconds(100)
+    var c = ModemConfiguration(timeouts: t, backoff: b)
+    change(&c)
+    return c
+}
+
+func quietLogger() -> Logger {
+    var l = Logger(label: "unwind.modem.test")
+    l.logLevel = ProcessInfo.processInfo.environment["UNWIND_MODEM_LOG"] != nil ? .trace : .critical
+    return l
+}
+
+/// The device side (real SerialPort, Outbox, GSMModem) and a simulated modem on a pty, stepped
+/// together on this thread with the real monotonic clock.
+final class ModemRig {
+    let sim: ModemSimulator
+    let directory: ScratchDirectory
+    let clock = LinuxClock()
+    let configuration: ModemConfiguration
+    var port: SerialPort
+    var outbox: Outbox
+    var modem: GSMModem
+
+    init(script: ModemScript = ModemScript(), baud: Int = 115_200,
+         configure: (inout ModemConfiguration) -> Void = { _ in }, name: String = #function) throws {
+        sim = try ModemSimulator(script: script)
+        directory = ScratchDirectory(name)
+        configuration = testConfiguration(configure)
+        port = try SerialPort(SerialConfiguration(path: sim.path, baud: baud))
+        outbox = try Outbox(directory: directory.path)
+        modem = GSMModem(port: port, outbox: outbox, configuration: configuration, random: SeededRandom(seed: 42),
+                         logger: quietLogger())
+    }
+
+    var now: Moment { clock.now() }
+
+    /// The daemon is killed: everything dropped without a goodbye. A new one starts on the same
+    /// outbox directory and the same modem path.
+    func restartDaemon() throws {
+        port.close()
+        port = try SerialPort(SerialConfiguration(path: sim.path, baud: port.configuration.baud))
+        outbox = try Outbox(directory: directory.path)
+        modem = GSMModem(port: port, outbox: outbox, configuration: configuration, random: SeededRandom(seed: 7),
+                         logger: quietLogger())
+    }
+
+    /// Steps both ends until `done` or `limit`; returns whether `done` became true.
+    @discardableResult
+    func run(until done: () -> Bool, within limit: Duration = .seconds(5)) -> Bool {
+        let end = clock.now().instant + limit
+        while true {
+            if done() { return true }
+            let now = clock.now()
+            if now.instant > end { return false }
+            sim.step(now: now.instant)
+            modem.step(at: now)
+            sim.step(now: clock.now().instant)
+            if done() { return true }
+            var wait: Int64 = 5
+            let t = clock.now().instant
+            for d in [modem.nextDeadline, sim.nextDeadline] {
+                if let d { wait = min(wait, max(0, (d - t).nanoseconds / 1_000_000)) }
+            }
+            var fds = modem.pollDescriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            if sim.descriptor >= 0 { fds.append(pollfd(fd: sim.descriptor, events: Int16(POLLIN), revents: 0)) }
+            _ = poll(&fds, nfds_t(fds.count), Int32(wait))
+        }
+    }
+
+    /// Runs for a while whatever happens.
+    func run(for d: Duration) { run(until: { false }, within: d) }
+
+    func ready(within limit: Duration = .seconds(5)) -> Bool {
+        run(until: { self.modem.status.link == .ready }, within: limit)
+    }
+
+    func settle(within limit: Duration = .seconds(5)) -> Bool { run(until: { self.modem.isIdle }, within: limit) }
+
+    /// The bytes the modem received, readable: CR as \r, ESC as <ESC>, Ctrl-Z as <^Z>.
+    var transcript: String { render(sim.received) }
+}
+
+func render(_ bytes: [UInt8]) -> String {
+    var s = ""
+    for b in bytes {
+        switch b {
+        case 0x0D: s += "\\r"
+        case 0x0A: s += "\\n"
+        case 0x1B: s += "<ESC>"
+        case 0x1A: s += "<^Z>"
+        case 0x20...0x7E: s.unicodeScalars.append(Unicode.Scalar(b))
+        default: s += String(format: "<%02X>", b)
+        }
+    }
+    return s
+}
+
+/// What a healthy start-up writes, in the transcript's notation.
+let startupTranscript = "<ESC>\\rAT\\rATE0\\rAT+CMEE=1\\rAT+CPIN?\\rAT+CMGF=0\\rAT+CREG?\\rAT+CGREG?\\rAT+CEREG?\\rAT+CSQ\\rAT+COPS?\\r"
+
+/// The bytes of one attempt at a message: PDU mode, then each part after its prompt.
+func sendTranscript(_ pdus: [SMSSubmitPDU], pduMode: Bool = true) -> String {
+    var s = pduMode ? "AT+CMGF=0\\r" : ""
+    for p in pdus { s += "AT+CMGS=\(p.tpduLength)\\r" + p.hexString + "<^Z>" }
+    return s
+}
+
+func pdus(_ alert: AlertSlot, reference: UInt16) -> [SMSSubmitPDU] {
+    try! SMSPDU.encode(alert.message, to: alert.number, reference: reference)
+}
+
+/// The checks every scenario ends with: the simulated modem saw nothing wrong, every prompt
+/// that was sent held exactly a valid PDU, no user text left a PDU, and no Ctrl-Z or ESC byte
+/// appears anywhere but where the protocol puts it.
+func expectClean(_ sim: ModemSimulator, texts: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) {
+    #expect(sim.violations.isEmpty, "violations: \(sim.violations)", sourceLocation: sourceLocation)
+    for p in sim.prompts where p.sent {
+        #expect(p.text.allSatisfy { DecodedSubmitHex.isHex($0) }, "a sent prompt held \(render(p.text))",
+                sourceLocation: sourceLocation)
+    }
+    // Outside prompts, the device writes only command lines: printable ASCII, CR, ESC, and the
+    // Ctrl-Z that ends a PDU.
+    let bytes = sim.received
+    for (i, b) in bytes.enumerated() {
+        if b == 0x1A {
+            let before = bytes[..<i].reversed().prefix { DecodedSubmitHex.isHex($0) }
+            #expect(before.count >= 20, "Ctrl-Z not after a PDU at byte \(i)", sourceLocation: sourceLocation)
+        } else {
+            #expect(b == 0x0D || b == 0x1B || (0x20...0x7E).contains(b), "byte \(b) at \(i)", sourceLocation: sourceLocation)
+        }
+    }
+    for command in sim.commands {
+        for t in texts where t.count >= 4 {
+            #expect(!command.contains(t), "user text on a command line: \(command)", sourceLocation: sourceLocation)
+        }
+    }
+}
+
+enum DecodedSubmitHex {
+    static func isHex(_ b: UInt8) -> Bool { (0x30...0x39).contains(b) || (0x41...0x46).contains(b) }
+}
+
+func hex(_ s: String) -> [UInt8] {
+    var out: [UInt8] = []
+    var it = s.filter { !$0.isWhitespace }.makeIterator()
+    while let a = it.next(), let b = it.next() { out.append(UInt8(String([a, b]), radix: 16)!) }
+    return out
+}
+
+extension Array where Element == UInt8 {
+    var hexString: String { map { String(format: "%02X", $0) }.joined() }
+}
+
+func alert(_ name: String = "Mum", _ number: String = "+15550100001",
+           _ message: String = "I'm having a panic attack. Please call me.") -> AlertSlot {
+    try! AlertSlot(name: name, number: number, message: message)
+}
