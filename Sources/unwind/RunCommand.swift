@@ -90,8 +90,16 @@ struct Daemon {
         let loop = DeviceLoop(core: core, clock: clock, waiter: waiter, buttons: buttons, motor: motor,
                               presenter: presenter, persistence: persistence, buttonTiming: c.buttonTiming,
                               display: (c.display.panel.width, c.display.panel.height), logger: logger)
+        let systemd = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
         logger.info("unwind running; state in \(c.stateDirectory)")
-        loop.run(until: { daemonStop.load(ordering: .relaxed) })
+        systemd.notify("READY=1")
+        // The loop asks this before every pass: a loop that stops turning stops petting the
+        // watchdog, and systemd restarts the service.
+        loop.run(until: {
+            systemd.petWatchdog(at: clock.now().instant)
+            return daemonStop.load(ordering: .relaxed)
+        })
+        systemd.notify("STOPPING=1")
         presenter.stop()
         motor.release()
         buttons.release()
