@@ -1,0 +1,728 @@
+import Foundation
+import Logging
+import Synchronization
+import Testing
+import UnwindCore
+@testable import UnwindHardware
+import UnwindRender
+@testable import UnwindSim
+
+// MARK: - Support
+
+/// Simulated monotonic time for the driver's retry schedule.
+private final class FakeClock: @unchecked Sendable {
+    var now = Instant.zero
+    func advance(_ d: Duration) { now += d }
+}
+
+/// Keeps every log message, for "logs once" checks.
+private final class LogRecorder: Sendable {
+    let messages = Mutex<[(Logger.Level, String)]>([])
+    var all: [(Logger.Level, String)] { messages.withLock { $0 } }
+    func count(_ level: Logger.Level, containing text: String) -> Int {
+        all.filter { $0.0 == level && $0.1.contains(text) }.count
+    }
+
+    struct Handler: LogHandler {
+        let recorder: LogRecorder
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            let text = event.message.description
+            recorder.messages.withLock { $0.append((event.level, text)) }
+        }
+    }
+
+    func logger() -> Logger { Logger(label: "test.ssd1306") { _ in Handler(recorder: self) } }
+}
+
+/// A display on a simulated bus, driven with a fake clock.
+private struct Rig {
+    let clock = FakeClock()
+    let log = LogRecorder()
+    let model: SSD1306Model
+    let bus: SimulatedI2CBus
+    let driver: SSD1306
+
+    init(capabilities: I2CCapabilities = [.plainI2C, .smbusBlockWrite], height: Int = 64, flipped: Bool = false,
+         mounting: SSD1306Model.Mounting? = nil, partialUpdates: Bool = true, busSpeedHz: Int = 400_000) {
+        model = SSD1306Model(rows: height, mounting: mounting ?? (flipped ? .upsideDown : .upright))
+        let clock = self.clock
+        bus = SimulatedI2CBus(capabilities: capabilities, model: model, clock: { clock.now })
+        bus.recording = true
+        driver = SSD1306(bus: bus,
+                         configuration: .init(height: height, flipped: flipped, busSpeedHz: busSpeedHz,
+                                              partialUpdates: partialUpdates),
+                         logger: log.logger(), clock: { clock.now })
+    }
+
+    /// GDDRAM's first `pages` pages are the frame, byte for byte.
+    func memoryHolds(_ frame: Framebuffer) -> Bool { model.memory.starts(with: frame.bytes) }
+}
+
+/// SplitMix64: small, seedable, good enough for test data.
+private struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// The property tests' seed: `UNWIND_TEST_SEED=<n>` to replay, `UNWIND_TEST_SEED=random` for a new one.
+private func testSeed(_ fallback: UInt64) -> UInt64 {
+    switch ProcessInfo.processInfo.environment["UNWIND_TEST_SEED"] {
+    case nil: return fallback
+    case "random": return UInt64.random(in: 0...UInt64.max)
+    case let s?: return UInt64(s) ?? fallback
+    }
+}
+
+private func randomFrame(width: Int = 128, height: Int = 64, using rng: inout SplitMix64) -> Framebuffer {
+    var fb = Framebuffer(width: width, height: height)
+    for i in fb.bytes.indices { fb.bytes[i] = UInt8.random(in: 0...255, using: &rng) }
+    return fb
+}
+
+/// A frame derived from `previous`: noise, a few pixels, rectangles, text, scattered bytes, edges.
+private func nextFrame(after previous: Framebuffer, using rng: inout SplitMix64) -> Framebuffer {
+    var fb = previous
+    let w = fb.width, h = fb.height
+    let fonts = [BitmapFont.small, .regular, .large]
+    switch Int.random(in: 0..<9, using: &rng) {
+    case 0:
+        fb = randomFrame(width: w, height: h, using: &rng)
+    case 1:
+        for _ in 0..<Int.random(in: 1...8, using: &rng) {
+            fb.plot(Int.random(in: 0..<w, using: &rng), Int.random(in: 0..<h, using: &rng), .invert)
+        }
+    case 2:
+        for _ in 0..<Int.random(in: 1...4, using: &rng) {
+            let x = Int.random(in: -10..<w, using: &rng), y = Int.random(in: -10..<h, using: &rng)
+            let rw = Int.random(in: 1...60, using: &rng), rh = Int.random(in: 1...40, using: &rng)
+            let ink = [Ink.on, .off, .invert][Int.random(in: 0..<3, using: &rng)]
+            if Bool.random(using: &rng) { fb.fill(x: x, y: y, width: rw, height: rh, ink) } else { fb.rectangle(x: x, y: y, width: rw, height: rh, ink) }
+        }
+    case 3:
+        let font = fonts[Int.random(in: 0..<fonts.count, using: &rng)]
+        let x = Int.random(in: -8..<w, using: &rng), y = Int.random(in: -8..<h, using: &rng)
+        let text = String((0..<Int.random(in: 1...12, using: &rng)).map { _ in Character(UnicodeScalar(UInt8.random(in: 32...126, using: &rng))) })
+        fb.fill(x: x, y: y, width: text.count * font.width, height: font.height, .off)
+        fb.text(text, font: font, x: x, y: y)
+    case 4:
+        for _ in 0..<Int.random(in: 1...30, using: &rng) {
+            fb.bytes[Int.random(in: 0..<fb.bytes.count, using: &rng)] ^= UInt8.random(in: 1...255, using: &rng)
+        }
+    case 5:
+        // The corners and edges of the window arithmetic.
+        for x in [0, 1, w - 2, w - 1] where Bool.random(using: &rng) {
+            fb.bytes[x] ^= 0xFF
+            fb.bytes[(fb.pages - 1) * w + x] ^= 0x81
+        }
+        fb.bytes[Int.random(in: 0..<fb.pages, using: &rng) * w + w - 1] ^= 0x10
+    case 6:
+        // A clock's digits changing, as on the breathing page.
+        fb.fill(x: 56, y: 23, width: 50, height: 20, .off)
+        fb.clock(Int64.random(in: 0..<36_000, using: &rng), font: .large, x: 56, y: 23)
+    case 7:
+        break  // unchanged
+    default:
+        if Bool.random(using: &rng) { fb.clear() } else { fb.bytes = [UInt8](repeating: 0xFF, count: fb.bytes.count) }
+    }
+    return fb
+}
+
+private func rotated180(_ fb: Framebuffer) -> Framebuffer {
+    var r = Framebuffer(width: fb.width, height: fb.height)
+    for y in 0..<fb.height { for x in 0..<fb.width where fb[x, y] { r[fb.width - 1 - x, fb.height - 1 - y] = true } }
+    return r
+}
+
+/// Something recognisable and asymmetric: text, a corner mark, a diagonal.
+private func sampleFrame(width: Int = 128, height: Int = 64) -> Framebuffer {
+    var fb = Framebuffer(width: width, height: height)
+    fb.text("Breathe in", font: .regular, x: 2, y: 1)
+    fb.fill(x: 0, y: height - 3, width: 3, height: 3)
+    for i in 0..<min(width, height) { fb.plot(i + 40, i) }
+    fb.plot(width - 1, 0)
+    return fb
+}
+
+/// The malloc interposer's counters, found with dlsym when its library is preloaded.
+@inline(never) func blackHole(_ x: Int) {}
+
+enum MallocCounter {
+    typealias Toggle = @convention(c) () -> Void
+    typealias Stats = @convention(c) (UnsafeMutablePointer<Int64>, UnsafeMutablePointer<Int64>, UnsafeMutablePointer<Int64>,
+                                      UnsafeMutablePointer<Int64>, UnsafeMutablePointer<Int64>, UnsafeMutablePointer<Int64>) -> Void
+    static func symbol<T>(_ name: String, _: T.Type) -> T? {
+        #if os(Linux)
+        guard let p = dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) else { return nil }  // RTLD_DEFAULT
+        return unsafeBitCast(p, to: T.self)
+        #else
+        return nil
+        #endif
+    }
+    static var available: Bool { symbol("malloc_interposer_enable", Toggle.self) != nil }
+
+    static func count(_ body: () throws -> Void) rethrows -> Int64 {
+        let enable = symbol("malloc_interposer_enable", Toggle.self)!
+        let disable = symbol("malloc_interposer_disable", Toggle.self)!
+        let reset = symbol("malloc_interposer_reset", Toggle.self)!
+        let stats = symbol("malloc_interposer_get_stats", Stats.self)!
+        reset(); enable()
+        defer { disable() }
+        try body()
+        disable()
+        var n: Int64 = 0, b: Int64 = 0, s: Int64 = 0, l: Int64 = 0, fc: Int64 = 0, fb: Int64 = 0
+        stats(&n, &b, &s, &l, &fc, &fb)
+        return n
+    }
+}
+
+// MARK: - Tests
+
+@Suite struct SSD1306Tests {
+    // (1) Initialisation and a full frame, both bus paths.
+
+    @Test(arguments: [true, false])
+    func initAndFullFrameDecodeExactly(plain: Bool) throws {
+        let rig = Rig(capabilities: plain ? [.plainI2C, .smbusBlockWrite] : [.smbusBlockWrite])
+        var rng = SplitMix64(seed: 1)
+        let frame = randomFrame(using: &rng)
+        try rig.driver.show(frame)
+
+        #expect(rig.model.visibleFramebuffer() == frame)
+        #expect(rig.memoryHolds(frame))
+        #expect(rig.model.violations.isEmpty, "\(rig.model.violations)")
+        #expect(rig.model.isInitialised)
+        #expect(rig.model.addressingMode == .horizontal)
+        #expect(rig.model.multiplexRatio == 64 && rig.model.comPins == 0x12)
+        #expect(rig.model.segmentRemap && rig.model.comScanReversed)
+
+        let t = rig.bus.recorded
+        #expect(t.allSatisfy { $0.failure == nil })
+        // The initialisation: one command transfer, display left off.
+        let initBytes: [UInt8] = [0x00, 0xAE, 0xD5, 0x80, 0xA8, 0x3F, 0xD3, 0x00, 0x40, 0x8D, 0x14, 0x20, 0x00,
+                                  0xA1, 0xC8, 0xDA, 0x12, 0x81, 0x7F, 0xD9, 0xF1, 0xDB, 0x40, 0xA4, 0xA6, 0x2E]
+        #expect(t.first?.bytes == initBytes)
+        // Display on comes last, after the frame's data.
+        #expect(t.last?.bytes == [0x00, 0xAF])
+        if plain {
+            #expect(t.count == 3)
+            #expect(t[1].kind == .combined)
+            #expect(t[1].messages == [[0x00, 0x21, 0, 127, 0x22, 0, 7], [0x40] + frame.bytes])
+        } else {
+            #expect(t.allSatisfy { $0.kind == .smbusBlock && $0.bytes.count <= 33 })
+            #expect(t.count == 1 + 1 + 32 + 1)
+            #expect(t[1].bytes == [0x00, 0x21, 0, 127, 0x22, 0, 7])
+            #expect(Array(t[2..<34].flatMap { $0.bytes.dropFirst() }) == frame.bytes)
+            #expect(t[2..<34].allSatisfy { $0.bytes.first == 0x40 })
+        }
+
+        // A frame where every byte changes goes whole: ≤ 1037 bytes in ≤ 2 transfers on plain I²C.
+        var inverse = frame
+        for i in inverse.bytes.indices { inverse.bytes[i] = ~inverse.bytes[i] }
+        let before = rig.driver.statistics.fullFrames
+        try rig.driver.show(inverse)
+        #expect(rig.model.visibleFramebuffer() == inverse)
+        #expect(rig.driver.statistics.fullFrames == before + 1)
+        let cost = rig.driver.lastFrame
+        #expect(cost == SSD1306.fullFrameCost(capabilities: rig.bus.capabilities))
+        if plain {
+            #expect(cost.bytes == 1032 && cost.bytes <= 1037)
+            #expect(cost.transfers == 2)
+            // 11 + 9·7 + 11 + 9·1025 bits = 9310 bits: 23.3 ms at 400 kHz.
+            #expect(cost.bits == 9310)
+            #expect(cost.wireTime == .nanoseconds(23_275_000))
+            #expect(cost.wireTime(atHz: 100_000) == .nanoseconds(93_100_000))
+        } else {
+            #expect(cost.transfers == 33)
+            #expect(cost.bytes == 7 + 32 * 33)
+        }
+        #expect(rig.model.violations.isEmpty)
+    }
+
+    @Test func frameCostArithmetic() {
+        #expect(FrameCost.bits(ofTransfer: 0) == 11)
+        #expect(FrameCost.bits(ofTransfer: 1025) == 11 + 9 * 1025)
+        let c = FrameCost.of(transfers: [7, 1025], busSpeedHz: 100_000)
+        #expect(c.bytes == 1032 && c.transfers == 2 && c.bits == 9310)
+        #expect(c.wireTime == .nanoseconds(93_100_000))
+        #expect(SSD1306.fullFrameCost(configuration: .init(height: 32)).bytes == 7 + 513)
+    }
+
+    // (2) Property: after A then B the display shows exactly B.
+
+    struct PropertyCase: Sendable, CustomStringConvertible {
+        var plain: Bool, height: Int, flipped: Bool, pairs: Int, kHz = 400
+        var description: String {
+            "\(plain ? "plain" : "SMBus") 128x\(height)\(flipped ? " flipped" : "") at \(kHz) kHz, \(pairs) pairs"
+        }
+    }
+
+    @Test(arguments: [
+        PropertyCase(plain: true, height: 64, flipped: false, pairs: 3000),
+        PropertyCase(plain: false, height: 64, flipped: false, pairs: 3000),
+        PropertyCase(plain: true, height: 32, flipped: false, pairs: 500),
+        PropertyCase(plain: true, height: 64, flipped: true, pairs: 500),
+        PropertyCase(plain: false, height: 32, flipped: true, pairs: 500),
+        PropertyCase(plain: true, height: 64, flipped: false, pairs: 1000, kHz: 100),
+        PropertyCase(plain: false, height: 64, flipped: true, pairs: 500, kHz: 100),
+    ])
+    func randomFramePairsShowExactly(_ c: PropertyCase) throws {
+        let (plain, height, flipped, pairs) = (c.plain, c.height, c.flipped, c.pairs)
+        let seed = testSeed(0xC0FFEE ^ UInt64(height) ^ (plain ? 1 : 2) ^ (flipped ? 4 : 0) ^ UInt64(c.kHz))
+        var rng = SplitMix64(seed: seed)
+        let rig = Rig(capabilities: plain ? [.plainI2C, .smbusBlockWrite] : [.smbusBlockWrite], height: height,
+                      flipped: flipped, busSpeedHz: c.kHz * 1000)
+        let full = SSD1306.fullFrameCost(configuration: rig.driver.configuration, capabilities: rig.bus.capabilities)
+        let budget = rig.driver.configuration.frameBudget!
+        var previous = randomFrame(height: height, using: &rng)
+        var failures = 0
+        for i in 0..<pairs {
+            let a = nextFrame(after: previous, using: &rng)
+            let b = nextFrame(after: a, using: &rng)
+            for (name, frame) in [("A", a), ("B", b)] {
+                var shows = 0
+                repeat {
+                    let initialisations = rig.driver.statistics.initialisations
+                    let deferred = rig.driver.statistics.framesDeferred
+                    try rig.driver.show(frame)
+                    shows += 1
+                    if rig.driver.statistics.initialisations == initialisations {
+                        // Never worse than the frame whole, never over the frame budget.
+                        #expect(rig.driver.lastFrame.bits <= full.bits, "seed \(seed), pair \(i): \(rig.driver.lastFrame)")
+                        #expect(rig.driver.lastFrame.wireTime <= budget, "seed \(seed), pair \(i): \(rig.driver.lastFrame)")
+                    }
+                    // Held over: A may stay half-sent (B is then diffed against that); B catches up.
+                    if rig.driver.statistics.framesDeferred == deferred || name == "A" || shows > 8 { break }
+                } while true
+                if name == "A" && !rig.memoryHolds(frame) { continue }
+                let exact = rig.memoryHolds(frame) && (i % 97 != 0 || rig.model.visibleFramebuffer() == frame)
+                if !exact && failures < 3 {
+                    failures += 1
+                    Issue.record("seed \(seed) (UNWIND_TEST_SEED=\(seed) to replay), pair \(i), frame \(name): display differs")
+                }
+            }
+            previous = b
+        }
+        if c.kHz == 400 { #expect(rig.driver.statistics.framesDeferred == 0) } else { #expect(rig.driver.statistics.framesDeferred > 0) }
+        #expect(rig.model.visibleFramebuffer() == previous, "seed \(seed)")
+        #expect(rig.model.violations.isEmpty, "seed \(seed): \(rig.model.violations.prefix(5))")
+        #expect(rig.driver.statistics.initialisations == 1)
+        #expect(!rig.driver.isLost)
+    }
+
+    // (3) A small change costs little.
+
+    @Test(arguments: [true, false])
+    func smallChangeSendsLittle(plain: Bool) throws {
+        let rig = Rig(capabilities: plain ? [.plainI2C, .smbusBlockWrite] : [.smbusBlockWrite])
+        var frame = sampleFrame()
+        try rig.driver.show(frame)
+        let first = rig.driver.lastFrame
+        #expect(first.bytes > 1032)
+
+        // Unchanged: nothing on the bus.
+        let count = rig.bus.transactionCount
+        try rig.driver.show(frame)
+        #expect(rig.bus.transactionCount == count)
+        #expect(rig.driver.lastFrame.bytes == 0 && rig.driver.lastFrame.transfers == 0)
+
+        // One pixel: a window and one byte.
+        frame.plot(100, 40)
+        try rig.driver.show(frame)
+        #expect(rig.driver.lastFrame.bytes == 7 + 2)
+        #expect(rig.driver.lastFrame.transfers == 2)
+        #expect(rig.bus.recorded.last?.bytes == [0x00, 0x21, 100, 100, 0x22, 5, 5, 0x40, frame.bytes[5 * 128 + 100]]
+                || rig.bus.recorded.last?.bytes == [0x40, frame.bytes[5 * 128 + 100]])
+        #expect(rig.memoryHolds(frame))
+
+        // Two pixels 5 columns apart on one page: one window with the gap sent along.
+        frame.plot(90, 3); frame.plot(95, 3)
+        try rig.driver.show(frame)
+        #expect(rig.driver.lastFrame.transfers == 2)
+        #expect(rig.driver.lastFrame.bytes == 7 + 1 + 6)
+
+        // Two pixels 60 columns apart: two windows are cheaper than the gap.
+        frame.plot(10, 60); frame.plot(70, 60)
+        try rig.driver.show(frame)
+        #expect(rig.driver.lastFrame.transfers == 4)
+        #expect(rig.driver.lastFrame.bytes == 2 * (7 + 2))
+
+        // A large digit changing (10x20 spans 3 pages): one 10x3 window, not three.
+        frame.fill(x: 60, y: 20, width: 10, height: 20, .off)
+        frame.glyph(0x37, font: .large, x: 60, y: 20)
+        try rig.driver.show(frame)
+        #expect(rig.driver.lastFrame.transfers == 2)
+        #expect(rig.driver.lastFrame.bytes <= 7 + 1 + 30)
+        #expect(rig.driver.lastFrame.bytes * 20 < first.bytes)
+        #expect(rig.memoryHolds(frame))
+        #expect(rig.model.violations.isEmpty)
+    }
+
+    /// The issue's targets on the breathing page, over ten minutes (the pixel shift moves the
+    /// whole picture every 3 minutes): mean ≤ 150 bytes, max ≤ 400, no frame over 33 ms at 100 kHz.
+    @Test func breathingPageMeetsTheBusBudget() {
+        var core = DeviceCore()
+        var effects: [Effect] = []
+        core.handle(.down(.select), at: Moment(.zero), effects: &effects)
+        let state = core.state
+        let report = BusCost.measure(count: 10 * 60 * 30) { k, fb in
+            Screen.render(state, at: Instant(nanoseconds: Int64(k) * 1_000_000_000 / 30), into: &fb)
+        }
+        print(report)
+        #expect(report.mismatchedFrames == 0)
+        let slow = report.at100kHz
+        #expect(slow.driver.bytes.mean <= 150)
+        #expect(slow.driver.bytes.max <= 400)
+        #expect(slow.driver.framesOverBudget == 0)
+        #expect(report.at400kHz.driver.framesOverBudget == 0)
+        #expect(slow.baseline.bytes.mean == 1032)
+        #expect(slow.baseline.framesOverBudget == slow.baseline.frames)
+        #expect(report.at400kHz.baseline.framesOverBudget == 0)
+    }
+
+    /// At 100 kHz a whole-screen change on a running display goes out in frame-budget slices,
+    /// the small changes first, and the display catches up.
+    @Test func bigChangesAreSpreadOverFrames() throws {
+        let rig = Rig(busSpeedHz: 100_000)
+        var rng = SplitMix64(seed: 11)
+        let first = randomFrame(using: &rng)
+        try rig.driver.show(first)
+        var frame = first
+        for i in frame.bytes.indices { frame.bytes[i] = ~frame.bytes[i] }
+        var shows = 0
+        while !rig.memoryHolds(frame) && shows < 10 {
+            try rig.driver.show(frame)
+            shows += 1
+            #expect(rig.driver.lastFrame.wireTime <= .milliseconds(30))
+            #expect(rig.driver.lastFrame.bytes > 0)
+        }
+        #expect(rig.memoryHolds(frame))
+        #expect(shows == 4)  // 1032 bytes at 100 kHz: 93 ms
+        #expect(rig.driver.statistics.framesDeferred == 3)
+
+        // A big change and a small one: the small one goes in the first slice.
+        var next = frame
+        for p in 0..<6 { for x in 0..<128 { next.bytes[p * 128 + x] = ~next.bytes[p * 128 + x] } }
+        next.bytes[7 * 128 + 100] ^= 0x80
+        try rig.driver.show(next)
+        #expect(rig.model.memory[7 * 128 + 100] == next.bytes[7 * 128 + 100])
+        #expect(!rig.memoryHolds(next))
+        #expect(rig.model.violations.isEmpty)
+    }
+
+    // (4) Faults.
+
+    @Test(arguments: [I2CErrno.remoteIO, I2CErrno.timedOut, 5 /* EIO */])
+    func errorMidFrameRecovers(errno: Int32) throws {
+        let rig = Rig()
+        var frame = sampleFrame()
+        try rig.driver.show(frame)
+        // Three far-apart changes: three transactions.
+        frame.plot(0, 0, .invert); frame.plot(64, 30, .invert); frame.plot(127, 63, .invert)
+        rig.bus.failNext(1, errno: errno, after: 2)
+        let before = rig.bus.transactionCount
+        let error = #expect(throws: DeviceError.self) { try rig.driver.show(frame) }
+        #expect(error?.errno == errno)
+        #expect(rig.bus.transactionCount == before + 3)
+        #expect(rig.driver.isLost)
+        #expect(rig.log.count(.error, containing: "display lost") == 1)
+
+        // Frames before the retry time don't touch the bus.
+        frame.plot(20, 20)
+        for _ in 0..<7 {
+            rig.clock.advance(.milliseconds(33))
+            try rig.driver.show(frame)
+        }
+        #expect(rig.bus.transactionCount == before + 3)
+        #expect(rig.driver.statistics.framesSkipped == 7)
+
+        // 0.25 s after the failure: re-initialise, full frame, shown exactly.
+        rig.clock.advance(.milliseconds(30))
+        frame.plot(21, 21)
+        try rig.driver.show(frame)
+        #expect(!rig.driver.isLost)
+        #expect(rig.model.visibleFramebuffer() == frame)
+        #expect(rig.driver.statistics.initialisations == 2)
+        #expect(rig.log.count(.notice, containing: "display answers again") == 1)
+        #expect(rig.log.count(.error, containing: "display lost") == 1)
+        // And partial updates again.
+        frame.plot(22, 22)
+        try rig.driver.show(frame)
+        #expect(rig.driver.lastFrame.bytes == 9)
+        #expect(rig.memoryHolds(frame))
+    }
+
+    @Test(arguments: [true, false])
+    func unpluggedDisplayBacksOffAndComesBack(plain: Bool) throws {
+        let rig = Rig(capabilities: plain ? [.plainI2C, .smbusBlockWrite] : [.smbusBlockWrite])
+        var rng = SplitMix64(seed: 7)
+        var frame = sampleFrame()
+        try rig.driver.show(frame)
+        rig.bus.isUnplugged = true
+
+        // 30 simulated seconds at 30 fps, a new frame every time; no error stops the loop.
+        var errors: [DeviceError] = []
+        var attempts: [Instant] = []
+        rig.bus.onTransaction = { t in if t.failure != nil { attempts.append(t.at) } }
+        for _ in 0..<(30 * 30) {
+            frame = nextFrame(after: frame, using: &rng)
+            do { try rig.driver.show(frame) } catch { errors.append(error) }
+            rig.clock.advance(.nanoseconds(33_333_333))
+        }
+        #expect(rig.driver.isLost)
+        #expect(errors.count == attempts.count)  // one transaction per attempt, each thrown once
+        #expect(errors.allSatisfy { $0.errno == I2CErrno.remoteIO })
+        #expect(errors.first?.hint == "no answer at 0x3C: display unplugged or wrong address")
+        #if os(Linux)
+        #expect(errors.first?.description.contains("Remote I/O error") == true)
+        #endif
+        // Backoff: 0.25, 0.5, 1, 2, 4, 8, 8 … s between attempts (each on the first frame after).
+        let gaps = zip(attempts.dropFirst(), attempts).map { ($0 - $1).nanoseconds }
+        let expected: [Int64] = [250, 500, 1000, 2000, 4000, 8000, 8000].map { $0 * 1_000_000 }
+        #expect(gaps.count >= 6)
+        for (gap, want) in zip(gaps, expected) {
+            #expect(gap >= want && gap < want + 34_000_000, "gap \(gap) ns, expected \(want) ns")
+        }
+        #expect(rig.log.count(.error, containing: "display lost") == 1)
+        #expect(rig.driver.statistics.framesSkipped > 800)
+
+        // Plugged back in: the model power-cycled (off, RAM garbage); the next attempt
+        // re-initialises and sends the latest frame whole.
+        rig.bus.isUnplugged = false
+        #expect(!rig.model.isOn)
+        var shown = false
+        for _ in 0..<(9 * 30) {
+            frame = nextFrame(after: frame, using: &rng)
+            try rig.driver.show(frame)
+            rig.clock.advance(.nanoseconds(33_333_333))
+            if !rig.driver.isLost {
+                shown = true
+                break
+            }
+        }
+        #expect(shown)
+        #expect(rig.model.visibleFramebuffer() == frame)
+        #expect(rig.model.violations.isEmpty)
+        #expect(rig.log.count(.notice, containing: "display answers again") == 1)
+        for _ in 0..<50 {
+            frame = nextFrame(after: frame, using: &rng)
+            try rig.driver.show(frame)
+            #expect(rig.memoryHolds(frame))
+        }
+    }
+
+    @Test func unsupportedAdapterIsReportedNotCrashed() {
+        let rig = Rig(capabilities: [])
+        #expect(throws: DeviceError.self) { try rig.driver.show(sampleFrame()) }
+        #expect(rig.driver.isLost)
+        #expect(rig.bus.transactionCount == 0)
+    }
+
+    // (5) 128x32 and flipped.
+
+    @Test(arguments: [(64, false), (64, true), (32, false), (32, true)])
+    func sizeAndOrientation(height: Int, flipped: Bool) throws {
+        let rig = Rig(height: height, flipped: flipped)
+        var frame = sampleFrame(height: height)
+        try rig.driver.show(frame)
+        #expect(rig.model.visibleFramebuffer() == frame)
+        #expect(rig.model.multiplexRatio == height)
+        #expect(rig.model.comPins == (height == 64 ? 0x12 : 0x02))
+        #expect(rig.model.segmentRemap == !flipped && rig.model.comScanReversed == !flipped)
+        frame.text("out", font: .small, x: 100, y: height - 7)
+        try rig.driver.show(frame)
+        #expect(rig.model.visibleFramebuffer() == frame)
+        #expect(rig.model.violations.isEmpty)
+        if height == 32 {
+            // Only pages 0–3 are written, as a 4-page window.
+            #expect(rig.bus.recorded.contains { $0.messages.first == [0x00, 0x21, 0, 127, 0x22, 0, 3] })
+        }
+
+        // The same driver on a panel mounted the other way shows the image turned round.
+        let other = Rig(height: height, flipped: flipped, mounting: flipped ? .upright : .upsideDown)
+        try other.driver.show(frame)
+        #expect(other.model.visibleFramebuffer() == rotated180(frame))
+    }
+
+    @Test func contrastAndSleepAreQueuedToTheNextFrame() throws {
+        let rig = Rig()
+        var frame = sampleFrame()
+        try rig.driver.show(frame)
+        rig.driver.setContrast(0x10)
+        #expect(rig.model.contrast == 0x7F)
+        try rig.driver.show(frame)
+        #expect(rig.model.contrast == 0x10)
+        #expect(rig.bus.recorded.last?.bytes == [0x00, 0x81, 0x10])
+
+        // Contrast rides along with the first window.
+        rig.driver.setContrast(0x20)
+        frame.plot(1, 40)
+        try rig.driver.show(frame)
+        #expect(rig.bus.recorded.last?.messages.first == [0x00, 0x81, 0x20, 0x21, 1, 1, 0x22, 5, 5])
+        #expect(rig.model.contrast == 0x20)
+
+        rig.driver.setSleeping(true)
+        try rig.driver.show(frame)
+        #expect(!rig.model.isOn)
+        #expect(rig.model.visibleFramebuffer() == Framebuffer())
+        let asleep = rig.bus.transactionCount
+        for k in 0..<20 { frame.plot(k, 50); try rig.driver.show(frame) }
+        #expect(rig.bus.transactionCount == asleep)
+
+        // Waking sends what changed, then switches on.
+        rig.driver.setSleeping(false)
+        try rig.driver.show(frame)
+        #expect(rig.model.isOn)
+        #expect(rig.bus.recorded.last?.bytes == [0x00, 0xAF])
+        #expect(rig.model.visibleFramebuffer() == frame)
+        #expect(rig.model.violations.isEmpty)
+    }
+
+    // (6) The model on hand-written byte streams.
+
+    @Test func modelPageAddressingMode() {
+        let m = SSD1306Model(garbageSeed: nil)
+        #expect(m.addressingMode == .page)  // the reset mode
+        m.receive([0x00, 0xB2, 0x05, 0x11])  // page 2, column 0x15
+        m.receive([0x40, 0xAA, 0xBB])
+        #expect(m.memory[2 * 128 + 21] == 0xAA && m.memory[2 * 128 + 22] == 0xBB)
+        // Co = 1: one command or data byte per control byte.
+        m.receive([0x80, 0xB1, 0x80, 0x02, 0x80, 0x10, 0xC0, 0x55, 0x40, 0x66, 0x77])
+        #expect(m.memory[128 + 2] == 0x55 && m.memory[128 + 3] == 0x66 && m.memory[128 + 4] == 0x77)
+        // At the end of the page the column wraps to the column start; the page stays.
+        m.receive([0x00, 0xB3, 0x0E, 0x17])  // page 3, column 126
+        m.receive([0x40, 1, 2, 3])
+        #expect(m.memory[3 * 128 + 127] == 2)
+        #expect(m.memory[3 * 128 + 126] == 3)
+        #expect(m.memory[4 * 128] == 0)
+        #expect(m.page == 3)
+        // SMBus block writes are the same stream.
+        m.receive(register: 0x00, [0xB7, 0x00, 0x10])
+        m.receive(register: 0x40, [9, 8])
+        #expect(m.memory[7 * 128] == 9 && m.memory[7 * 128 + 1] == 8)
+        #expect(m.violations.isEmpty, "\(m.violations)")
+    }
+
+    @Test func modelVerticalAndHorizontalModes() {
+        let m = SSD1306Model(garbageSeed: nil)
+        m.receive([0x00, 0x20, 0x01, 0x21, 10, 11, 0x22, 2, 4])
+        m.receive([0x40, 1, 2, 3, 4, 5, 6, 7])
+        #expect(m.memory[2 * 128 + 10] == 7)  // wrapped back to the window's start
+        #expect(m.memory[3 * 128 + 10] == 2 && m.memory[4 * 128 + 10] == 3)
+        #expect(m.memory[2 * 128 + 11] == 4 && m.memory[3 * 128 + 11] == 5 && m.memory[4 * 128 + 11] == 6)
+        #expect(m.column == 10 && m.page == 3)
+
+        m.receive([0x00, 0x20, 0x00, 0x21, 120, 121, 0x22, 6, 7])
+        m.receive([0x40, 1, 2, 3, 4, 5])
+        #expect(m.memory[6 * 128 + 120] == 5 && m.memory[6 * 128 + 121] == 2)
+        #expect(m.memory[7 * 128 + 120] == 3 && m.memory[7 * 128 + 121] == 4)
+        #expect(m.violations.isEmpty, "\(m.violations)")
+    }
+
+    @Test func modelFlagsProtocolMistakes() {
+        let m = SSD1306Model(garbageSeed: nil)
+        m.receive([0x00, 0x81])                   // argument cut off by the STOP
+        m.receive([0x00, 0xFF])                   // unknown command
+        m.receive([0x00, 0x20, 0x00, 0xB3])       // page start in horizontal mode
+        m.receive([0x80, 0xA8, 0x40, 0x01])       // data while 0xA8 waits for its argument
+        #expect(m.violations.count == 4, "\(m.violations)")
+        #expect(m.contrast == 0x7F)
+    }
+
+    @Test func modelVisibleImageFollowsTheDisplayState() {
+        let m = SSD1306Model(garbageSeed: nil)
+        m.receive([0x00, 0x20, 0x00, 0xA1, 0xC8, 0x21, 0, 127, 0x22, 0, 7])
+        m.receive([0x40, 0x03])  // the two top-left pixels
+        #expect(m.visibleFramebuffer().litPixels == 0)  // off, no charge pump
+        m.receive([0x00, 0x8D, 0x14, 0xAF])
+        #expect(m.visibleFramebuffer() == m.framebuffer())
+        m.receive([0x00, 0xA0, 0xC0])  // rotated: now bottom-right
+        #expect(m.visibleFramebuffer()[127, 63] && m.visibleFramebuffer()[127, 62])
+        #expect(m.visibleFramebuffer().litPixels == 2)
+        m.receive([0x00, 0xA7])
+        #expect(m.visibleFramebuffer().litPixels == 128 * 64 - 2)
+        m.receive([0x00, 0xA6, 0xA5])
+        #expect(m.visibleFramebuffer().litPixels == 128 * 64)
+        // A 64-row panel with the 32-row COM pins setting interleaves rows.
+        m.receive([0x00, 0xA4, 0xA1, 0xC8, 0xDA, 0x02])
+        #expect(m.visibleFramebuffer() != m.framebuffer())
+    }
+
+    /// A bus that only counts, so the driver's own allocations can be counted.
+    final class CountingBus: I2CBus {
+        let capabilities: I2CCapabilities
+        var bytes = 0
+        init(_ capabilities: I2CCapabilities) { self.capabilities = capabilities }
+        func write(_ b: UnsafeRawBufferPointer) throws(DeviceError) { bytes += b.count }
+        func writeMessages(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) throws(DeviceError) { bytes += a.count + b.count }
+        func smbusBlockWrite(register: UInt8, _ b: UnsafeRawBufferPointer) throws(DeviceError) { bytes += 1 + b.count }
+    }
+
+    /// Steady state allocates nothing. Counts only when the malloc interposer is preloaded:
+    /// `LD_PRELOAD=.build/debug/libMallocInterposerSwift.so .build/debug/unwindPackageTests.xctest
+    ///  --testing-library swift-testing --filter steadyStateAllocatesNothing`.
+    @Test(.enabled(if: MallocCounter.available), arguments: [true, false])
+    func steadyStateAllocatesNothing(plain: Bool) throws {
+        let bus = CountingBus(plain ? [.plainI2C] : [.smbusBlockWrite])
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        // 100 kHz: the frame budget holds changes over, so that path is counted too.
+        let driver = SSD1306(bus: bus, configuration: .init(busSpeedHz: 100_000), logger: logger, clock: { .zero })
+        var frames: [Framebuffer] = []
+        var rng = SplitMix64(seed: 3)
+        var f = sampleFrame()
+        for _ in 0..<200 { f = nextFrame(after: f, using: &rng); frames.append(f) }
+        for f in frames { try driver.show(f) }  // warm up
+        driver.setContrast(0x30)
+        // Counted call by call: a debug build's loop over a captured array allocates by itself.
+        var count: Int64 = 0
+        for f in frames { count += try MallocCounter.count { try driver.show(f) } }
+        count += MallocCounter.count { blackHole(driver.statistics.framesSent) }
+        #expect(count == 0)
+        #expect(bus.bytes > 0)
+        #expect(driver.statistics.framesDeferred > 0)
+    }
+
+    // LinuxI2CBus without hardware.
+
+    #if os(Linux)
+    @Test func missingBusExplainsItself() {
+        let error = #expect(throws: DeviceError.self) { _ = try LinuxI2CBus(bus: 99) }
+        #expect(error?.errno == ENOENT)
+        #expect(error?.hint == "no /dev/i2c-99: enable I²C (dtparam=i2c_arm=on, raspi-config) or check the bus number")
+        #expect(error?.description.contains("open /dev/i2c-99") == true)
+        #expect(LinuxI2CBus.busSpeed(bus: 99) == nil)
+    }
+
+    @Test func busSpeedReadsTheDeviceTreeCell() throws {
+        let path = NSTemporaryDirectory() + "unwind-clock-frequency-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data([0x00, 0x06, 0x1A, 0x80]).write(to: URL(fileURLWithPath: path))
+        #expect(LinuxI2CBus.busSpeed(path: path) == 400_000)
+        try Data([0x00, 0x06]).write(to: URL(fileURLWithPath: path))
+        #expect(LinuxI2CBus.busSpeed(path: path) == nil)
+    }
+    #endif
+
+    @Test func errorHints() {
+        #expect(DeviceError.i2c(bus: 1, address: 0x3C, operation: "open", errno: I2CErrno.accessDenied).hint
+                == "add the service user to the i2c group")
+        #expect(DeviceError.i2c(bus: 1, address: 0x3C, operation: "x", errno: I2CErrno.noDevice).hint
+                == "no answer at 0x3C: display unplugged or wrong address")
+        #expect(DeviceError.i2c(bus: 1, address: 0x3C, operation: "open", errno: I2CErrno.noEntry).hint
+                == "no /dev/i2c-1: enable I²C (dtparam=i2c_arm=on, raspi-config) or check the bus number")
+    }
+}
+
