@@ -72,14 +72,19 @@ struct Daemon {
         do { store = try DirectoryStore(directory: c.stateDirectory) } catch {
             throw fail("cannot use the state directory: \(error)", code: .failure)
         }
+        var panelConfiguration = c.display.panel
         if let hz = LinuxI2CBus.busSpeed(bus: c.display.bus) {
+            // The real clock, where the device tree tells it, decides the frame's bus budget.
+            panelConfiguration.busSpeedHz = hz
             if hz < 400_000 {
-                logger.warning("I²C bus \(c.display.bus) runs at \(hz / 1000) kHz: set dtparam=i2c_arm_baudrate=400000 in config.txt for headroom (30 fps also fits at 100 kHz)")
+                logger.warning("I²C bus \(c.display.bus) runs at \(hz / 1000) kHz: set dtparam=i2c_arm_baudrate=400000 in config.txt; at this speed large screen changes are spread over several frames")
             }
+        } else {
+            logger.notice("the I²C bus speed is not exposed here; assuming the configured \(c.display.panel.busSpeedHz / 1000) kHz")
         }
         logger.info("display on /dev/i2c-\(c.display.bus) at 0x\(String(c.display.address, radix: 16)) (\(bus.capabilities))")
 
-        let panel = SSD1306(bus: bus, configuration: c.display.panel, logger: logger, clock: { clock.now().instant })
+        let panel = SSD1306(bus: bus, configuration: panelConfiguration, logger: logger, clock: { clock.now().instant })
         let presenter = ThreadedPresenter(panel: panel, width: c.display.panel.width, height: c.display.panel.height, logger: logger)
         let persistence = StatePersistence(store: store, logger: logger, writeInBackground: true)
         let help = DeviceContent.helpLibrary(in: DeviceContent.directory(override: c.contentDirectory))
