@@ -23,4 +23,14 @@ public enum DeviceContent {
         }
         return HelpLibrary(lines: lines)
     }
+
+    /// The shipped mantras, `positiveAffirmations/mantras.txt`, that seed the person's list on
+    /// first start. Lines that do not make valid mantras are left out; a missing file is an
+    /// empty list.
+    public static func shippedMantras(in directory: String) -> [String] {
+        let path = directory + "/positiveAffirmations/" + MantrasFile.name
+        guard let data = FileManager.default.contents(atPath: path) else { return [] }
+        let bytes = [UInt8](data)
+        return (try? MantrasFile.parse(bytes)) ?? MantrasFile.salvage(bytes)
+    }
 }

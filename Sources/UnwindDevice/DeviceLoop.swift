@@ -12,6 +12,10 @@ public struct LoopStatistics: Sendable, Equatable {
     /// The worst lateness of a motor edge, from its scheduled instant to the line changing.
     public var worstMotorLateness: Duration = .zero
     public var errors = 0
+    /// Reminder alarms that went off (whether or not the core showed a reminder for them).
+    public var alarmsFired = 0
+    /// Times the wall clock was set while an alarm was armed (the due time was recomputed).
+    public var clockChanges = 0
 }
 
 /// The real-time loop: reads buttons, runs the core, drives the motor on the exact instants the
@@ -33,6 +37,9 @@ public final class DeviceLoop {
     let presenter: FramePresenter
     let persistence: StatePersistence
     let logger: Logger
+    let alarm: WallClockAlarm?
+    let display: DisplayControl?
+    let camera: GroundingCamera?
 
     var classifier: ButtonClassifier
     var timeline = MotorTimeline()
@@ -43,13 +50,23 @@ public final class DeviceLoop {
     var edges: [ButtonEdge] = []
     let frameOrigin: Instant
     var frameIndex: Int64 = 0
+    /// The due time the alarm is armed for, and whether that arming still stands.
+    var armedDue: WallTime?
+    var armedValid = false
+    var nextSyncCheck: Instant
+    var descriptors: [Int32] = []
     /// Called with every gesture, after the core has seen it (the simulator's log uses it).
     public var onGesture: ((ButtonGesture, Instant) -> Void)?
 
+    /// - Parameters:
+    ///   - alarm: the wall-clock alarm for reminders (none: reminders never fire).
+    ///   - displayControl: the panel's power and contrast, for screen care (none: left as is).
+    ///   - camera: the grounding capture command (none: captures write nothing).
     public init(core: DeviceCore, clock: DeviceClock, waiter: LoopWaiter, buttons: ButtonLines,
                 motor: MotorLine, presenter: FramePresenter, persistence: StatePersistence,
                 buttonTiming: ButtonClassifier.Timing = .init(), display: (width: Int, height: Int) = (128, 64),
-                logger: Logger) {
+                logger: Logger, alarm: WallClockAlarm? = nil, displayControl: DisplayControl? = nil,
+                camera: GroundingCamera? = nil) {
         self.core = core
         self.clock = clock
         self.waiter = waiter
@@ -61,6 +78,11 @@ public final class DeviceLoop {
         self.classifier = ButtonClassifier(timing: buttonTiming)
         self.framebuffer = Framebuffer(width: display.width, height: display.height)
         self.frameOrigin = clock.now().instant
+        self.alarm = alarm
+        self.display = displayControl
+        self.camera = camera
+        self.nextSyncCheck = frameOrigin
+        descriptors.reserveCapacity(16)
         effects.reserveCapacity(64)
         gestures.reserveCapacity(16)
         edges.reserveCapacity(16)
@@ -94,6 +116,7 @@ public final class DeviceLoop {
         }
         perform()
         applyMotor(now.instant)
+        if let alarm { serviceAlarm(alarm, now) }
 
         if now.instant >= frameDeadline(frameIndex) {
             core.tick(at: now, effects: &effects)
@@ -114,7 +137,44 @@ public final class DeviceLoop {
         if let t = classifier.nextDeadline(), t < deadline { deadline = t }
         if let t = buttons.nextEdgeTime, t < deadline { deadline = t }
         if deadline > clock.now().instant {
-            do { try waiter.wait(until: deadline, watching: buttons.pollDescriptors) } catch { report(error) }
+            if let fd = alarm?.pollDescriptor {
+                descriptors.removeAll(keepingCapacity: true)
+                descriptors.append(contentsOf: buttons.pollDescriptors)
+                descriptors.append(fd)
+                do { try waiter.wait(until: deadline, watching: descriptors) } catch { report(error) }
+            } else {
+                do { try waiter.wait(until: deadline, watching: buttons.pollDescriptors) } catch { report(error) }
+            }
+        }
+    }
+
+    /// The reminder's wall clock: its synchronisation (checked once a second), the alarm going
+    /// off, the clock being set; then the alarm armed for whatever the core now wants.
+    private func serviceAlarm(_ alarm: WallClockAlarm, _ now: Moment) {
+        if now.instant >= nextSyncCheck {
+            nextSyncCheck = now.instant + .seconds(1)
+            core.wallClock(synchronised: alarm.clockIsSynchronised(), at: now)
+        }
+        switch alarm.poll() {
+        case .fired(let due):
+            statistics.alarmsFired += 1
+            armedValid = false
+            core.reminderDue(due, at: now, effects: &effects)
+        case .clockChanged:
+            statistics.clockChanges += 1
+            armedValid = false
+            core.wallClockChanged(at: now)
+        case .none:
+            break
+        }
+        perform()
+        applyMotor(now.instant)
+        let due = core.state.reminders.nextDue
+        if !armedValid || due != armedDue {
+            // A failed arming is reported once; it is tried again when the due time changes.
+            armedDue = due
+            armedValid = true
+            do { try alarm.arm(due) } catch { report(error) }
         }
     }
 
@@ -124,7 +184,10 @@ public final class DeviceLoop {
         core.shutdown(at: now, effects: &effects)
         perform()
         setMotor(false, scheduled: now.instant, now: now.instant)
+        if let alarm { try? alarm.arm(nil) }
         persistence.flush()
+        // Nothing of the grounding exercise outlives the daemon.
+        camera?.close()
     }
 
     private func perform() {
@@ -136,6 +199,11 @@ public final class DeviceLoop {
                 let now = clock.now().instant
                 setMotor(false, scheduled: now, now: now)
             case .save(let file, let text): persistence.save(file, text)
+            case .displayPower(let on): display?.setSleeping(!on)
+            case .displayContrast(let level): display?.setContrast(level)
+            case .captureImage(let index): camera?.capture(index)
+            case .discardCapture(let index): camera?.discard(index)
+            case .deleteCaptures: camera?.deleteAll()
             }
         }
         effects.removeAll(keepingCapacity: true)

@@ -35,29 +35,68 @@ public final class StatePersistence: @unchecked Sendable {
         }
     }
 
+    /// Reads `reminders.txt`: missing means never; an unusable file is moved aside like
+    /// `totalTime.txt` and replaced by `never`.
+    public func loadReminder(now: WallTime) -> ReminderSchedule {
+        load(RemindersFile.name, now: now, empty: .never, format: RemindersFile.format) { bytes in
+            let s = try RemindersFile.parse(bytes)
+            if let p = s.problem { throw RemindersFile.Problem.malformed(p) }
+            return s
+        }
+    }
+
+    /// Reads the person's `mantras.txt`. On first start (no file yet) it is seeded with `seed()`,
+    /// the shipped list, and written; after that the file is the truth, even when empty (every
+    /// mantra deleted), and is never seeded again. A file that does not parse is moved aside
+    /// (nothing is lost) and what can be read of it is kept: well-formed lines stay, the rest
+    /// are dropped, and the cleaned list is written back.
+    public func loadMantras(now: WallTime, seed: @escaping () -> [String]) -> [String] {
+        var missing = false
+        let list = load(MantrasFile.name, now: now, empty: [String](), format: MantrasFile.format,
+                        missing: { missing = true; return seed() }, recover: MantrasFile.salvage) { bytes in
+            try MantrasFile.parse(bytes)
+        }
+        if missing {
+            do {
+                try store.replace(MantrasFile.name, with: Array(MantrasFile.format(list).utf8))
+                logger.notice("\(MantrasFile.name) seeded with the \(list.count) shipped mantras")
+            } catch {
+                logger.error("cannot seed \(MantrasFile.name): \(error)")
+            }
+        }
+        return list
+    }
+
+    /// - Parameters:
+    ///   - missing: what a missing file means (default: `empty`).
+    ///   - recover: what is kept of an unusable file once it is moved aside (default: `empty`).
     private func load<T>(_ name: String, now: WallTime, empty: T, format: (T) -> String,
+                         missing: (() -> T)? = nil, recover: (([UInt8]) -> T)? = nil,
                          parse: ([UInt8]) throws -> T) -> T {
         let problem: String
+        var unusable: [UInt8]?
         do {
-            guard let bytes = try store.read(name) else { return empty }
+            guard let bytes = try store.read(name) else { return missing?() ?? empty }
+            unusable = bytes
             return try parse(bytes)
         } catch {
             // Unreadable (too large, not a file, an I/O error) or unparsable: the same recovery.
             problem = "\(error)"
         }
+        let kept = unusable.flatMap { b in recover.map { $0(b) } } ?? empty
         let aside: String
         do {
             aside = try store.quarantine(name, suffix: String(now.secondsSinceEpoch))
         } catch {
             protected.insert(name)
             logger.error("\(name) is unusable (\(problem)) and could not be moved aside (\(error)); starting from zero and leaving the file untouched")
-            return empty
+            return kept
         }
-        logger.error("\(name) is unusable (\(problem)); moved aside as \(aside), starting from zero")
-        do { try store.replace(name, with: Array(format(empty).utf8)) } catch {
+        logger.error("\(name) is unusable (\(problem)); moved aside as \(aside), starting from \(recover == nil ? "zero" : "what could be kept")")
+        do { try store.replace(name, with: Array(format(kept).utf8)) } catch {
             logger.error("writing a fresh \(name) failed: \(error)")
         }
-        return empty
+        return kept
     }
 
     public func save(_ file: StateFile, _ text: String) {

@@ -14,7 +14,8 @@ import UnwindRender
 /// - `buttons.log` — every gesture the device recognised: `<seconds> <gesture> <BUTTON>`
 /// - `frames.log` — every display frame: `<seconds> <1024 bytes as hex, SSD1306 page order>`
 /// - `screen.png`, `screen.txt` — the final screen
-/// - `summary.txt` — `key=value` lines: frames, missed frames, motor edges, worst lateness
+/// - `display.log` — what the core asked of the panel besides frames: `<seconds> sleep|wake|contrast N`
+/// - `summary.txt` — `key=value` lines: frames, missed frames, motor edges, worst lateness, alarms
 public struct HeadlessSimulation {
     public var script: ButtonScript
     public var stateDirectory: String
@@ -26,6 +27,17 @@ public struct HeadlessSimulation {
     /// Makes every display frame keep the simulated panel busy this long (a slow bus).
     public var displayBusy: Duration = .zero
     public var logger: Logger
+    /// The wall clock at the start of the simulation.
+    public var wallClockStart = WallTime(secondsSinceEpoch: 1_767_225_600)
+    /// Steps of the wall clock: at `at` seconds into the simulation, by `by` (negative: back).
+    public var clockSteps: [(at: Duration, by: Duration)] = []
+    /// Whether the wall clock is synchronised at the start, and when that changes.
+    public var clockSynchronised = true
+    public var clockSyncChanges: [(at: Duration, synchronised: Bool)] = []
+    /// The grounding camera's command (`{path}` is the photo to write); nil: no camera.
+    public var captureCommand: String?
+    /// Where the camera's private directory is made (default: the system's temporary directory).
+    public var captureTemporaryDirectory: String?
 
     public init(script: ButtonScript, stateDirectory: String, outputDirectory: String? = nil,
                 settings: DeviceSettings = DeviceSettings(), contentDirectory: String? = nil,
@@ -47,10 +59,24 @@ public struct HeadlessSimulation {
         public var displayDropped: Int
         public var finalScreen: Framebuffer
         public var finalState: DeviceState
+        /// What the core asked of the panel besides frames: `sleep`, `wake`, `contrast N`.
+        public var displayCommands: [(Instant, String)]
+        /// The wall clock at the start (before any scripted step), and the simulated instant the
+        /// run started at: the origin of every time in the logs.
+        public var wallStart: WallTime
+        public var start: Instant
     }
 
     public func run() throws -> Report {
-        let time = SimulatedTime()
+        let time = SimulatedTime(wall: wallClockStart, synchronised: clockSynchronised)
+        for s in clockSteps { time.stepWall(by: s.by, at: time.start + s.at) }
+        for c in clockSyncChanges { time.setSynchronised(c.synchronised, at: time.start + c.at) }
+        var camera: GroundingCamera?
+        if let captureCommand {
+            camera = GroundingCamera(command: try CaptureCommand(captureCommand), temporaryDirectory: captureTemporaryDirectory,
+                                     logger: logger, inBackground: false)
+        }
+        let panel = RecordingDisplayControl(clock: time)
         let motor = SimulatedMotor(clock: time)
         let buttons = SimulatedButtons(clock: time)
         let display = SimulatedDisplay()
@@ -61,7 +87,8 @@ public struct HeadlessSimulation {
         let store = try DirectoryStore(directory: stateDirectory)
         let persistence = StatePersistence(store: store, logger: logger, writeInBackground: false)
         let help = DeviceContent.helpLibrary(in: DeviceContent.directory(override: contentDirectory))
-        let core = DeviceCore.starting(settings: settings, persistence: persistence, help: help, now: time.now().wall)
+        let core = DeviceCore.starting(settings: settings, persistence: persistence, help: help, now: time.now().wall,
+                                       content: DeviceContent.directory(override: contentDirectory))
 
         var frames: LogFile?
         var gestures: [(Instant, ButtonGesture)] = []
@@ -75,7 +102,8 @@ public struct HeadlessSimulation {
         }
 
         let loop = DeviceLoop(core: core, clock: time, waiter: time, buttons: buttons, motor: motor,
-                              presenter: display, persistence: persistence, logger: logger)
+                              presenter: display, persistence: persistence, logger: logger,
+                              alarm: time, displayControl: panel, camera: camera)
         loop.onGesture = { g, at in gestures.append((at, g)) }
         let end = time.start + script.end
         loop.run(until: { time.instant >= end })
@@ -83,7 +111,8 @@ public struct HeadlessSimulation {
 
         let report = Report(statistics: loop.statistics, motor: motor.history, gestures: gestures,
                             framesShown: display.framesShown, displayDropped: display.droppedFrames,
-                            finalScreen: display.current, finalState: loop.core.state)
+                            finalScreen: display.current, finalState: loop.core.state,
+                            displayCommands: panel.commands, wallStart: wallClockStart, start: time.start)
         if let out = outputDirectory { try write(report, to: out, start: time.start) }
         return report
     }
@@ -95,6 +124,9 @@ public struct HeadlessSimulation {
         let buttonLog = try LogFile(out + "/buttons.log")
         for (at, g) in r.gestures { buttonLog.write("\((at - start).secondsString) \(g.logName)\n") }
         buttonLog.close()
+        let displayLog = try LogFile(out + "/display.log")
+        for (at, c) in r.displayCommands { displayLog.write("\((at - start).secondsString) \(c)\n") }
+        displayLog.close()
         let png = try LogFile(out + "/screen.png")
         png.write(PNGImage.encode(r.finalScreen))
         png.close()
@@ -113,10 +145,21 @@ public struct HeadlessSimulation {
             motor_edges_applied=\(s.motorEdgesApplied)
             worst_motor_lateness_ns=\(s.worstMotorLateness.nanoseconds)
             errors=\(s.errors)
+            alarms_fired=\(s.alarmsFired)
+            clock_changes=\(s.clockChanges)
 
             """)
         summary.close()
     }
+}
+
+/// The panel's power and contrast commands in simulation, recorded with their instants.
+final class RecordingDisplayControl: DisplayControl {
+    let clock: DeviceClock
+    var commands: [(Instant, String)] = []
+    init(clock: DeviceClock) { self.clock = clock }
+    func setSleeping(_ sleeping: Bool) { commands.append((clock.now().instant, sleeping ? "sleep" : "wake")) }
+    func setContrast(_ value: UInt8) { commands.append((clock.now().instant, "contrast \(value)")) }
 }
 
 extension Duration {

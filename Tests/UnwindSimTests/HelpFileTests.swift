@@ -17,4 +17,23 @@ import UnwindRender
         // Plain ASCII: the files are "flat ASCII files" (spec, section 3).
         #expect(text.utf8.allSatisfy { $0 == 0x0A || (0x20...0x7E).contains($0) })
     }
+
+    /// Non-functional 3.1: every control of every page is explained, and every line fits.
+    @Test(arguments: [
+        (Page.grounding, ["SELECT", "LEFT", "RIGHT", "PAGE", "Hold PAGE", "[SEE]", "[TOUCH]", "[HEAR]", "45", "camera"]),
+        (.affirmations, ["LEFT", "RIGHT", "Hold SELECT", "SELECT", "PAGE", "Hold PAGE", "Never", "Weekly", "Daily", "Hourly", "reminder"]),
+        (.panic, ["LEFT", "RIGHT", "SELECT", "PANIC", "1.5 seconds", "counselling", "hang up", "empty slot", "breathing", "PAGE", "Hold PAGE"]),
+        (.breathing, ["SELECT", "LEFT", "RIGHT", "PAGE", "Hold PAGE"]),
+    ])
+    func everyPagesHelpShipsAndFits(_ page: Page, _ words: [String]) throws {
+        let dir = DeviceContent.directory()
+        let text = try String(contentsOfFile: dir + "/helpFiles/" + page.helpFileName, encoding: .utf8)
+        #expect(!text.isEmpty)
+        for word in words { #expect(text.contains(word), "\(page.helpFileName) does not mention \(word)") }
+        let lines = DeviceContent.helpLibrary(in: dir).lines(for: page)
+        #expect(lines.count > 5)
+        #expect(lines.allSatisfy { BitmapFont.small.textWidth($0) <= 128 - 4 })
+        #expect(text.utf8.allSatisfy { $0 == 0x0A || (0x20...0x7E).contains($0) })
+        #expect(text.hasSuffix("\n") && !text.hasSuffix("\n\n"))
+    }
 }

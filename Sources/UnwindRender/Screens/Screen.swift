@@ -11,16 +11,29 @@ public enum Screen {
 
     public static func render(_ state: DeviceState, at now: Instant, into fb: inout Framebuffer) {
         fb.clear()
+        // Asleep: a dark frame (the panel is also switched off when the edge can).
+        if state.display.asleep { return }
         MenuBar.draw(current: state.page, into: &fb)
-        switch state.overlay {
-        case .help(let scroll): drawHelp(state.help.lines(for: state.page), scroll: scroll, into: &fb)
-        case .stats: StatsScreen.draw(state.breathing, into: &fb)
-        case .none:
-            switch state.page {
-            case .breathing: BreathingScreen.draw(state, at: now, into: &fb)
-            case .grounding, .affirmations, .panic: drawPlaceholder(state.page, into: &fb)
+        if state.reminders.isShowing {
+            ReminderScreen.draw(state, at: now, into: &fb)
+        } else {
+            switch state.overlay {
+            case .help(let scroll): drawHelp(state.help.lines(for: state.page), scroll: scroll, into: &fb)
+            case .stats: StatsScreen.draw(state.breathing, into: &fb)
+            case .reminderSettings(let editor): ReminderSettingsScreen.draw(editor, into: &fb)
+            case .confirmDelete: ConfirmDeleteScreen.draw(state, into: &fb)
+            case .none:
+                switch state.page {
+                case .breathing: BreathingScreen.draw(state, at: now, into: &fb)
+                case .grounding: GroundingScreen.draw(state.grounding, into: &fb)
+                case .affirmations: AffirmationsScreen.draw(state, at: now, into: &fb)
+                case .panic: drawPlaceholder(state.page, into: &fb)
+                }
             }
         }
+        // Now and then everything moves by a pixel, so no pixel stays lit in one place for long.
+        let shift = state.display.pixelShift(at: now)
+        if shift.dx != 0 || shift.dy != 0 { fb.shift(dx: shift.dx, dy: shift.dy) }
     }
 
     static func drawHelp(_ lines: [String], scroll: Int, into fb: inout Framebuffer) {

@@ -1,0 +1,180 @@
+/// The person's mantras (spec 4.2–4.5): the list, the one shown, and that one word-wrapped for
+/// the display. Wrapping happens here, when the current mantra changes, so drawing a frame
+/// never builds a string.
+public struct MantraList: Equatable, Sendable {
+    /// Spec 4.x and the data table: "individual mantra statements of 160 characters or less".
+    public static let maximumLength = 160
+    /// Characters a line of the mantra box holds (the regular 6x10 font across 128 pixels).
+    public static let columns = 21
+    /// Spec 4.3.1: what the page shows when every mantra has been deleted.
+    public static let emptyMessage = "No mantras found. Please create a new mantra"
+
+    public private(set) var items: [String]
+    /// Index of the mantra shown (and sent with reminders); 0 when the list is empty.
+    public private(set) var current: Int
+    /// The current mantra (or the empty message) wrapped to `columns`.
+    public private(set) var lines: [String]
+
+    public init(_ items: [String] = [], current: Int = 0) {
+        self.items = items
+        self.current = items.isEmpty ? 0 : max(0, min(items.count - 1, current))
+        self.lines = []
+        rewrap()
+    }
+
+    public var isEmpty: Bool { items.isEmpty }
+    public var count: Int { items.count }
+    public var currentText: String? { items.isEmpty ? nil : items[current] }
+
+    /// RIGHT: the next mantra, from the last back to the first (spec 4.5, "infinite scroll").
+    public mutating func next() {
+        guard !items.isEmpty else { return }
+        current = (current + 1) % items.count
+        rewrap()
+    }
+
+    /// LEFT: the previous mantra, from the first round to the last.
+    public mutating func previous() {
+        guard !items.isEmpty else { return }
+        current = (current + items.count - 1) % items.count
+        rewrap()
+    }
+
+    /// Deletes the current mantra (spec 4.3); the one after it takes its place (after the last,
+    /// the first). Returns the text deleted.
+    @discardableResult
+    public mutating func deleteCurrent() -> String? {
+        guard !items.isEmpty else { return nil }
+        let removed = items.remove(at: current)
+        current = items.isEmpty ? 0 : current % items.count
+        rewrap()
+        return removed
+    }
+
+    /// Adds a mantra at the end and makes it the current one (spec 4.2's scenario: "your
+    /// mantra will be the currently selected mantra").
+    public mutating func add(_ text: String) throws(MantrasFile.Problem) {
+        if let p = MantrasFile.problem(with: text) { throw .invalid(line: items.count + 1, p) }
+        if items.count >= MantrasFile.maximumCount { throw .tooMany(items.count + 1) }
+        items.append(text)
+        current = items.count - 1
+        rewrap()
+    }
+
+    /// Replaces the whole list (a maintainer's edit); `current` is kept where it can be.
+    public mutating func replace(with items: [String], current: Int? = nil) {
+        self = MantraList(items, current: current ?? self.current)
+    }
+
+    private mutating func rewrap() {
+        lines = HelpLibrary.wrap(currentText ?? Self.emptyMessage, columns: Self.columns)
+    }
+}
+
+/// Why one mantra cannot be stored.
+public enum MantraProblem: Equatable, Sendable, CustomStringConvertible {
+    case blank
+    case tooLong(Int)
+    /// A character the device cannot store on one line or cannot draw (the fonts draw Latin-1).
+    case character(UInt32)
+    case surroundingSpace
+
+    public var description: String {
+        switch self {
+        case .blank: "a mantra cannot be empty"
+        case .tooLong(let n): "a mantra has at most \(MantraList.maximumLength) characters; this one has \(n)"
+        case .character(let c) where c < 0x20 || c == 0x7F || (0x80..<0xA0).contains(c):
+            "a mantra cannot contain control characters (found U+\(hex4(c)))"
+        case .character(let c): "the display cannot show the character U+\(hex4(c))"
+        case .surroundingSpace: "a mantra cannot start or end with a space"
+        }
+    }
+}
+
+func hex4(_ v: UInt32) -> String {
+    let s = String(v, radix: 16, uppercase: true)
+    return String(repeating: "0", count: max(0, 4 - s.count)) + s
+}
+
+/// `mantras.txt` (spec data table), both the shipped list `positiveAffirmations/mantras.txt`
+/// and the person's list in the state directory: one mantra per line, each line ending in a
+/// newline, no blank lines, each mantra 1 to 160 characters of printable Latin-1 text in UTF-8
+/// (the shipped list is plain ASCII), no leading or trailing space. An empty file is an empty
+/// list (every mantra deleted); a missing file means "not seeded yet".
+public enum MantrasFile {
+    public static let name = "mantras.txt"
+    public static let maximumCount = 1000
+    /// 1000 mantras of 160 two-byte characters and their newlines.
+    public static let maximumSize = maximumCount * (MantraList.maximumLength * 2 + 1)
+
+    public enum Problem: Error, Equatable, CustomStringConvertible {
+        case tooLarge(Int)
+        case tooMany(Int)
+        case notUTF8(line: Int)
+        case invalid(line: Int, MantraProblem)
+
+        public var description: String {
+            switch self {
+            case .tooLarge(let n): "\(MantrasFile.name) is \(n) bytes; at most \(MantrasFile.maximumSize) expected"
+            case .tooMany(let n): "\(MantrasFile.name) would have \(n) mantras; at most \(MantrasFile.maximumCount)"
+            case .notUTF8(let l): "\(MantrasFile.name) line \(l) is not UTF-8 text"
+            case .invalid(let l, let p): "\(MantrasFile.name) line \(l): \(p)"
+            }
+        }
+    }
+
+    /// Why `text` cannot be a mantra, or nil.
+    public static func problem(with text: String) -> MantraProblem? {
+        if text.isEmpty { return .blank }
+        var n = 0
+        for s in text.unicodeScalars {
+            let v = s.value
+            if v < 0x20 || (0x7F..<0xA0).contains(v) || v > 0xFF { return .character(v) }
+            n += 1
+        }
+        if text.unicodeScalars.allSatisfy({ $0 == " " || $0 == "\u{A0}" }) { return .blank }
+        if n > MantraList.maximumLength { return .tooLong(n) }
+        if text.unicodeScalars.first == " " || text.unicodeScalars.last == " " { return .surroundingSpace }
+        return nil
+    }
+
+    public static func format(_ items: [String]) -> String {
+        var s = ""
+        for m in items { s += m; s += "\n" }
+        return s
+    }
+
+    /// The list in `bytes`, every line checked. A file that parses formats back to the same
+    /// bytes (the final newline is optional on reading, always written).
+    public static func parse(_ bytes: [UInt8]) throws(Problem) -> [String] {
+        if bytes.count > maximumSize { throw .tooLarge(bytes.count) }
+        if bytes.isEmpty { return [] }
+        var lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        if bytes.last == UInt8(ascii: "\n") { lines.removeLast() }
+        if lines.count > maximumCount { throw .tooMany(lines.count) }
+        var out = [String]()
+        out.reserveCapacity(lines.count)
+        for (i, line) in lines.enumerated() {
+            guard let text = String(validating: line, as: UTF8.self) else { throw .notUTF8(line: i + 1) }
+            if let p = problem(with: text) { throw .invalid(line: i + 1, p) }
+            out.append(text)
+        }
+        return out
+    }
+
+    /// What can be kept of a file that does not parse (the file itself is set aside by whoever
+    /// loads it): lines are trimmed of spaces and a Windows carriage return, and blank, overlong,
+    /// undecodable or undrawable lines are left out.
+    public static func salvage(_ bytes: [UInt8]) -> [String] {
+        var out = [String]()
+        for line in bytes.prefix(maximumSize).split(separator: UInt8(ascii: "\n")) {
+            guard let raw = String(validating: line, as: UTF8.self) else { continue }
+            var scalars = Substring(raw).unicodeScalars[...]
+            while let f = scalars.first, f == " " || f == "\t" || f == "\r" { scalars = scalars.dropFirst() }
+            while let l = scalars.last, l == " " || l == "\t" || l == "\r" { scalars = scalars.dropLast() }
+            let text = String(Substring(scalars))
+            if problem(with: text) == nil && out.count < maximumCount { out.append(text) }
+        }
+        return out
+    }
+}
