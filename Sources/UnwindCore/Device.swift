@@ -27,6 +27,12 @@ public enum Effect: Equatable, Sendable {
     case discardCapture(Int)
     /// Grounding: the exercise was completed or retried; every photo is deleted.
     case deleteCaptures
+    /// Panic: queue these alerts in the outbox and send them.
+    case sendAlerts([AlertRequest])
+    /// Panic: call the counselling line (ATD…;).
+    case dial(PhoneNumber)
+    /// Panic: end the call (ATH).
+    case hangUp
 }
 
 /// Everything about the device's behaviour that configuration may change.
@@ -50,6 +56,7 @@ public struct DeviceSettings: Equatable, Sendable {
     public var reminderPattern: [Duration]
     /// The tick that confirms a grounding capture.
     public var captureTick: Duration
+    public var panic: PanicSettings
 
     public init(pattern: BreathingPattern = .box, haptics: HapticStyle = HapticStyle(),
                 checkpointInterval: Duration = .seconds(60), lockNotice: Duration = .milliseconds(2500),
@@ -57,7 +64,7 @@ public struct DeviceSettings: Equatable, Sendable {
                 timeZone: TimeZone = TimeZone(secondsFromGMT: 0)!, trustUnsynchronisedClock: Bool = false,
                 screen: ScreenCareSettings = ScreenCareSettings(),
                 reminderPattern: [Duration] = DeviceSettings.gentlePattern,
-                captureTick: Duration = .milliseconds(40)) {
+                captureTick: Duration = .milliseconds(40), panic: PanicSettings = PanicSettings()) {
         self.pattern = pattern
         self.haptics = haptics
         self.checkpointInterval = checkpointInterval
@@ -68,6 +75,7 @@ public struct DeviceSettings: Equatable, Sendable {
         self.screen = screen
         self.reminderPattern = reminderPattern
         self.captureTick = captureTick
+        self.panic = panic
     }
 
     /// Two slow swells, a pause, two more: 300 ms on, 500 ms off, 300 on, 1500 off, 300 on,
@@ -131,6 +139,10 @@ public enum Overlay: Equatable, Sendable {
     case reminderSettings(ReminderEditor)
     /// Affirmations: "Delete this mantra?" after a long SELECT (spec 4.3).
     case confirmDelete
+    /// Panic: where each alert stands, until acknowledged.
+    case alertStatus
+    /// Panic: the counselling service's website as a QR code (spec 5.3).
+    case counsellingCode
 }
 
 /// The breathing page: spec 2.1–2.6.
@@ -197,6 +209,7 @@ public struct DeviceState: Equatable, Sendable {
     public var mantraShownAt = Instant.zero
     public var reminders: ReminderState
     public var display = DisplayState()
+    public var panic = PanicState()
     /// Buttons whose current press was used up (waking the display, closing a reminder or an
     /// overlay on the press): the rest of that press (short, long, up) means nothing.
     var swallowed: UInt8 = 0
@@ -208,7 +221,8 @@ public struct DeviceState: Equatable, Sendable {
 
     /// Whether something on screen must not be put to sleep.
     public var keepsDisplayAwake: Bool {
-        breathing.isRunning || reminders.isShowing
+        breathing.isRunning || reminders.isShowing || panic.armingSince != nil || panic.sendingAt != nil
+            || overlay == .alertStatus
     }
 }
 
@@ -283,12 +297,18 @@ public struct DeviceCore: Sendable {
         self.state = DeviceState(breathing: BreathingState(totals: totals, history: history), help: help,
                                  mantras: MantraList(mantras), reminders: ReminderState(schedule: reminder))
         state.display.pixelShiftPeriod = settings.screen.pixelShiftPeriod
+        state.panic.holdNanoseconds = settings.panic.hold.nanoseconds
     }
 
     // MARK: Buttons
 
     public mutating func handle(_ gesture: ButtonGesture, at now: Moment, effects: inout [Effect]) {
         if isSwallowed(gesture) { return }
+        if gesture.button == .panic {
+            state.display.lastActivity = now.instant
+            if state.display.asleep { wake(effects: &effects) }
+            return handlePanicButton(gesture, at: now, effects: &effects)
+        }
         state.display.lastActivity = now.instant
         // The first press on a sleeping display only wakes it; PANIC always counts as well.
         if state.display.asleep {
@@ -303,12 +323,19 @@ public struct DeviceCore: Sendable {
             if b != .panic { return swallowPress(b) }
         }
         switch state.overlay {
+        case .alertStatus: return handleAlertStatus(gesture, at: now, effects: &effects)
+        case .counsellingCode:
+            if case .down(let b) = gesture { state.overlay = .none; swallowPress(b) }
+            return
         case .reminderSettings(let editor): return handleReminderEditor(gesture, editor, at: now, effects: &effects)
         case .confirmDelete: return handleConfirmDelete(gesture, at: now, effects: &effects)
         case .help(let scroll): return handleHelp(gesture, scroll: scroll)
         case .stats:
             // Any press closes the statistics; acting on the press that closes them would surprise.
-            if case .down(let b) = gesture, b != .panic { state.overlay = .none }
+            if case .down(let b) = gesture, b != .panic {
+                state.overlay = .none
+                swallowPress(b)
+            }
             return
         case .none: break
         }
@@ -330,7 +357,7 @@ public struct DeviceCore: Sendable {
             case .breathing: handleBreathing(gesture, at: now, effects: &effects)
             case .grounding: handleGrounding(gesture, at: now, effects: &effects)
             case .affirmations: handleAffirmations(gesture, at: now, effects: &effects)
-            case .panic: break
+            case .panic: handlePanicPage(gesture, at: now, effects: &effects)
             }
         }
     }
@@ -386,6 +413,7 @@ public struct DeviceCore: Sendable {
     /// checkpoints a long session.
     public mutating func tick(at now: Moment, effects: inout [Effect]) {
         careForScreen(at: now, effects: &effects)
+        if state.panic.armingSince != nil || state.panic.sendingAt != nil { tickPanic(at: now, effects: &effects) }
         guard case .running(let clock) = state.breathing.session else { return }
         scheduleCorners(clock, until: now.instant + settings.hapticLookahead, effects: &effects)
         if now.instant - state.breathing.lastCheckpoint >= settings.checkpointInterval {
@@ -403,7 +431,7 @@ public struct DeviceCore: Sendable {
 
     // MARK: Breathing sessions
 
-    private mutating func startSession(at now: Moment, effects: inout [Effect]) {
+    mutating func startSession(at now: Moment, effects: inout [Effect]) {
         let clock = BreathingClock(pattern: settings.pattern, start: now.instant)
         state.breathing.session = .running(clock)
         state.breathing.nextCorner = 0
@@ -449,7 +477,7 @@ public struct DeviceCore: Sendable {
         effects.append(.save(.sessionHistory, SessionHistoryFile.format(history)))
     }
 
-    private mutating func leave(_ page: Page, at now: Moment, effects: inout [Effect]) {
+    mutating func leave(_ page: Page, at now: Moment, effects: inout [Effect]) {
         guard page == .breathing else { return }
         // Spec 2.4.1: switching away resets the session timer; the data table: saved on leaving.
         state.breathing.session = .ready

@@ -40,6 +40,11 @@ public final class DeviceLoop {
     let alarm: WallClockAlarm?
     let display: DisplayControl?
     let camera: GroundingCamera?
+    let alerts: AlertLink?
+    var alertUpdates: [AlertLinkUpdate] = []
+    /// Effects produced while performing effects (the core's answer to a failed send).
+    var deferred: [Effect] = []
+    var buttonsFailing = false
 
     var classifier: ButtonClassifier
     var timeline = MotorTimeline()
@@ -66,7 +71,7 @@ public final class DeviceLoop {
                 motor: MotorLine, presenter: FramePresenter, persistence: StatePersistence,
                 buttonTiming: ButtonClassifier.Timing = .init(), display: (width: Int, height: Int) = (128, 64),
                 logger: Logger, alarm: WallClockAlarm? = nil, displayControl: DisplayControl? = nil,
-                camera: GroundingCamera? = nil) {
+                camera: GroundingCamera? = nil, alerts: AlertLink? = nil) {
         self.core = core
         self.clock = clock
         self.waiter = waiter
@@ -81,6 +86,7 @@ public final class DeviceLoop {
         self.alarm = alarm
         self.display = displayControl
         self.camera = camera
+        self.alerts = alerts
         self.nextSyncCheck = frameOrigin
         descriptors.reserveCapacity(16)
         effects.reserveCapacity(64)
@@ -106,7 +112,14 @@ public final class DeviceLoop {
         // Buttons first: a stop pressed on a corner's instant cancels that corner's pulse
         // instead of letting it start for no time at all.
         edges.removeAll(keepingCapacity: true)
-        do { try buttons.readEdges(into: &edges) } catch { report(error) }
+        do {
+            try buttons.readEdges(into: &edges)
+            buttonsFailing = false
+        } catch {
+            // Said once until the lines answer again, not on every pass.
+            if !buttonsFailing { report(error) }
+            buttonsFailing = true
+        }
         gestures.removeAll(keepingCapacity: true)
         for e in edges { classifier.feed(e, into: &gestures) }
         classifier.advance(to: now.instant, into: &gestures)
@@ -117,6 +130,7 @@ public final class DeviceLoop {
         perform()
         applyMotor(now.instant)
         if let alarm { serviceAlarm(alarm, now) }
+        if let alerts { serviceAlerts(alerts, now) }
 
         if now.instant >= frameDeadline(frameIndex) {
             core.tick(at: now, effects: &effects)
@@ -136,15 +150,13 @@ public final class DeviceLoop {
         if let t = timeline.next, t < deadline { deadline = t }
         if let t = classifier.nextDeadline(), t < deadline { deadline = t }
         if let t = buttons.nextEdgeTime, t < deadline { deadline = t }
+        if let t = alerts?.nextDeadline, t < deadline { deadline = t }
         if deadline > clock.now().instant {
-            if let fd = alarm?.pollDescriptor {
-                descriptors.removeAll(keepingCapacity: true)
-                descriptors.append(contentsOf: buttons.pollDescriptors)
-                descriptors.append(fd)
-                do { try waiter.wait(until: deadline, watching: descriptors) } catch { report(error) }
-            } else {
-                do { try waiter.wait(until: deadline, watching: buttons.pollDescriptors) } catch { report(error) }
-            }
+            descriptors.removeAll(keepingCapacity: true)
+            descriptors.append(contentsOf: buttons.pollDescriptors)
+            if let fd = alarm?.pollDescriptor { descriptors.append(fd) }
+            if let alerts { descriptors.append(contentsOf: alerts.pollDescriptors) }
+            do { try waiter.wait(until: deadline, watching: descriptors) } catch { report(error) }
         }
     }
 
@@ -178,6 +190,20 @@ public final class DeviceLoop {
         }
     }
 
+    /// The panic path: the modem's news becomes what the person sees and feels.
+    private func serviceAlerts(_ alerts: AlertLink, _ now: Moment) {
+        alertUpdates.removeAll(keepingCapacity: true)
+        alerts.step(at: now, into: &alertUpdates)
+        for u in alertUpdates {
+            switch u {
+            case .delivery(let slot, let d): core.alertUpdate(slot: slot, delivery: d, at: now, effects: &effects)
+            case .call(let active): core.callChanged(active: active)
+            }
+        }
+        perform()
+        applyMotor(now.instant)
+    }
+
     /// Ends a running session, saves, drives the motor low and waits for the writes.
     public func shutdown() {
         let now = clock.now()
@@ -188,6 +214,7 @@ public final class DeviceLoop {
         persistence.flush()
         // Nothing of the grounding exercise outlives the daemon.
         camera?.close()
+        alerts?.close()
     }
 
     private func perform() {
@@ -204,9 +231,20 @@ public final class DeviceLoop {
             case .captureImage(let index): camera?.capture(index)
             case .discardCapture(let index): camera?.discard(index)
             case .deleteCaptures: camera?.deleteAll()
+            case .sendAlerts(let requests):
+                if let alerts { alerts.send(requests, at: clock.now()) } else {
+                    logger.error("PANIC: no alert link configured; \(requests.count) alert(s) not sent")
+                    for r in requests { core.alertUpdate(slot: r.slot, delivery: .failed("no modem configured"), at: clock.now(), effects: &deferred) }
+                }
+            case .dial(let number): alerts?.dial(number, at: clock.now())
+            case .hangUp: alerts?.hangUp()
             }
         }
         effects.removeAll(keepingCapacity: true)
+        if !deferred.isEmpty {
+            swap(&effects, &deferred)
+            perform()
+        }
     }
 
     private func applyMotor(_ now: Instant) {

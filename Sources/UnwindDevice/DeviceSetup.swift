@@ -1,16 +1,29 @@
+import Logging
 import UnwindCore
+import UnwindModem
 
 extension DeviceCore {
     /// The core as the device starts it: state files loaded (or recovered), help loaded, the
-    /// person's mantras seeded from the shipped list in `content` on first start.
+    /// person's mantras seeded from the shipped list in `content` on first start, the alert
+    /// slots read (a slot that fails validation is shown as "needs attention" and logged).
     public static func starting(settings: DeviceSettings, persistence: StatePersistence,
                                 help: HelpLibrary, now: WallTime,
-                                content: String = DeviceContent.directory()) -> DeviceCore {
-        DeviceCore(settings: settings,
-                   totals: persistence.loadTotals(now: now),
-                   history: persistence.loadHistory(now: now),
-                   help: help,
-                   mantras: persistence.loadMantras(now: now, seed: { DeviceContent.shippedMantras(in: content) }),
-                   reminder: persistence.loadReminder(now: now))
+                                content: String = DeviceContent.directory(),
+                                counselling: CounsellingLine = .sfuCounselling) -> DeviceCore {
+        var core = DeviceCore(settings: settings,
+                              totals: persistence.loadTotals(now: now),
+                              history: persistence.loadHistory(now: now),
+                              help: help,
+                              mantras: persistence.loadMantras(now: now, seed: { DeviceContent.shippedMantras(in: content) }),
+                              reminder: persistence.loadReminder(now: now))
+        let slots = AlertSlotStore.load(from: persistence.store)
+        for (i, s) in slots.enumerated() {
+            if case .needsAttention(let problem) = s {
+                persistence.logger.error("alert slot \(i + 1) (\(AlertSlotFile.name(slot: i))) needs attention: \(problem); the other slots keep working")
+            }
+        }
+        core.alertSlotsChanged(slots)
+        core.setCounselling(counselling)
+        return core
     }
 }

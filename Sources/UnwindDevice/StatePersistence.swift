@@ -8,7 +8,7 @@ import UnwindHardware
 /// longer than a frame); in the simulator they happen at once so tests see them.
 public final class StatePersistence: @unchecked Sendable {
     public let store: StateStore
-    let logger: Logger
+    public let logger: Logger
     let queue: DispatchQueue?
     /// Files that could be neither read nor moved aside: never overwritten, so what is on the
     /// card (a person's lifetime totals) is not replaced by zeros the device only assumed.

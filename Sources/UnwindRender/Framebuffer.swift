@@ -103,13 +103,27 @@ extension Framebuffer {
     /// Draws `text` with its top-left at (x, y); returns the x after the last glyph.
     /// Iterates the string's scalars in place: no allocation.
     @discardableResult
-    public mutating func text(_ text: String, font: BitmapFont, x: Int, y: Int, _ ink: Ink = .on) -> Int {
+    public mutating func text(_ text: String, font: BitmapFont, x: Int, y: Int, _ ink: Ink = .on,
+                              maxCharacters: Int = .max) -> Int {
         var cx = x
+        var n = 0
         for s in text.unicodeScalars {
+            if n == maxCharacters { break }
             glyph(s.value, font: font, x: cx, y: y, ink)
             cx += font.width
+            n += 1
         }
         return cx
+    }
+
+    /// Greys out a region the 1-bit way: every other pixel, in a checkerboard, is cleared.
+    public mutating func dither(x: Int, y: Int, width w: Int, height h: Int) {
+        var yy = max(0, y)
+        while yy < min(height, y + h) {
+            var xx = max(0, x) + ((max(0, x) + yy) & 1)
+            while xx < min(width, x + w) { plot(xx, yy, .off); xx += 2 }
+            yy += 1
+        }
     }
 
     /// Draws a non-negative number, zero-padded to `digits`, without building a String.

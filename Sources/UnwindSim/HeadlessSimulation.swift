@@ -13,6 +13,9 @@ import UnwindRender
 /// - `motor.log` — every change of the motor line: `<seconds> <1|0>`
 /// - `buttons.log` — every gesture the device recognised: `<seconds> <gesture> <BUTTON>`
 /// - `frames.log` — every display frame: `<seconds> <1024 bytes as hex, SSD1306 page order>`
+/// - `i2c.log` — every I²C write transaction the SSD1306 driver made: `<seconds> <hex bytes after
+///   the address>`; a combined I2C_RDWR transaction's two messages are separated by ` | `
+/// - `alerts.log` — every alert the device asked to send: `<seconds> slot N <number> <message>`
 /// - `screen.png`, `screen.txt` — the final screen
 /// - `display.log` — what the core asked of the panel besides frames: `<seconds> sleep|wake|contrast N`
 /// - `summary.txt` — `key=value` lines: frames, missed frames, motor edges, worst lateness, alarms
@@ -38,6 +41,10 @@ public struct HeadlessSimulation {
     public var captureCommand: String?
     /// Where the camera's private directory is made (default: the system's temporary directory).
     public var captureTemporaryDirectory: String?
+    /// The panic path on simulated time (its delays and failures can be set by a test).
+    public var alerts = ScriptedAlertLink()
+    /// The display's bus: the driver sends every frame through it to an SSD1306 model.
+    public var busCapabilities: I2CCapabilities = [.plainI2C, .smbusBlockWrite]
 
     public init(script: ButtonScript, stateDirectory: String, outputDirectory: String? = nil,
                 settings: DeviceSettings = DeviceSettings(), contentDirectory: String? = nil,
@@ -65,6 +72,10 @@ public struct HeadlessSimulation {
         /// run started at: the origin of every time in the logs.
         public var wallStart: WallTime
         public var start: Instant
+        /// What the SSD1306 model shows at the end: decoded from the bytes the driver sent.
+        public var panelScreen: Framebuffer
+        public var bus: BusStatistics
+        public var alertRequests: [ScriptedAlertLink.Request]
     }
 
     public func run() throws -> Report {
@@ -76,7 +87,10 @@ public struct HeadlessSimulation {
             camera = GroundingCamera(command: try CaptureCommand(captureCommand), temporaryDirectory: captureTemporaryDirectory,
                                      logger: logger, inBackground: false)
         }
-        let panel = RecordingDisplayControl(clock: time)
+        let model = SSD1306Model()
+        let i2c = SimulatedI2CBus(capabilities: busCapabilities, model: model, clock: { time.instant })
+        let driver = SSD1306(bus: i2c, logger: logger, clock: { time.instant })
+        let panel = RecordingDisplayControl(clock: time, driver: driver)
         let motor = SimulatedMotor(clock: time)
         let buttons = SimulatedButtons(clock: time)
         let display = SimulatedDisplay()
@@ -91,28 +105,41 @@ public struct HeadlessSimulation {
                                        content: DeviceContent.directory(override: contentDirectory))
 
         var frames: LogFile?
+        var i2cLog: LogFile?
         var gestures: [(Instant, ButtonGesture)] = []
         if let out = outputDirectory {
             try makeDirectory(out)
             if recordFrames {
-                let f = try LogFile(out + "/frames.log")
-                frames = f
-                display.onFrame = { fb, at in f.write("\((at - time.start).secondsString) \(TextArt.hex(fb))\n") }
+                frames = try LogFile(out + "/frames.log")
+                let log = try LogFile(out + "/i2c.log")
+                i2cLog = log
+                i2c.onTransaction = { t in
+                    log.write("\((t.at - time.start).secondsString) \(t.messages.map(hexBytes).joined(separator: " | "))\(t.failure.map { " FAILED errno \($0)" } ?? "")\n")
+                }
             }
+        }
+        // Every frame goes through the real driver to the model, so the final screen is what
+        // the bytes on the bus say.
+        display.onFrame = { fb, at in
+            frames?.write("\((at - time.start).secondsString) \(TextArt.hex(fb))\n")
+            try? driver.show(fb)
         }
 
         let loop = DeviceLoop(core: core, clock: time, waiter: time, buttons: buttons, motor: motor,
                               presenter: display, persistence: persistence, logger: logger,
-                              alarm: time, displayControl: panel, camera: camera)
+                              alarm: time, displayControl: panel, camera: camera, alerts: alerts)
         loop.onGesture = { g, at in gestures.append((at, g)) }
         let end = time.start + script.end
         loop.run(until: { time.instant >= end })
         frames?.close()
+        i2cLog?.close()
 
         let report = Report(statistics: loop.statistics, motor: motor.history, gestures: gestures,
                             framesShown: display.framesShown, displayDropped: display.droppedFrames,
                             finalScreen: display.current, finalState: loop.core.state,
-                            displayCommands: panel.commands, wallStart: wallClockStart, start: time.start)
+                            displayCommands: panel.commands, wallStart: wallClockStart, start: time.start,
+                            panelScreen: model.visibleFramebuffer(), bus: driver.statistics,
+                            alertRequests: alerts.requests)
         if let out = outputDirectory { try write(report, to: out, start: time.start) }
         return report
     }
@@ -127,11 +154,16 @@ public struct HeadlessSimulation {
         let displayLog = try LogFile(out + "/display.log")
         for (at, c) in r.displayCommands { displayLog.write("\((at - start).secondsString) \(c)\n") }
         displayLog.close()
+        let alertLog = try LogFile(out + "/alerts.log")
+        for a in r.alertRequests {
+            alertLog.write("\((a.at - start).secondsString) slot \(a.slot + 1) \(a.number) \(a.message)\n")
+        }
+        alertLog.close()
         let png = try LogFile(out + "/screen.png")
-        png.write(PNGImage.encode(r.finalScreen))
+        png.write(PNGImage.encode(r.panelScreen))
         png.close()
         let txt = try LogFile(out + "/screen.txt")
-        txt.write(TextArt.halfBlocks(r.finalScreen))
+        txt.write(TextArt.halfBlocks(r.panelScreen))
         txt.close()
         let s = r.statistics
         let summary = try LogFile(out + "/summary.txt")
@@ -147,6 +179,10 @@ public struct HeadlessSimulation {
             errors=\(s.errors)
             alarms_fired=\(s.alarmsFired)
             clock_changes=\(s.clockChanges)
+            i2c_bytes=\(r.bus.total.bytes)
+            i2c_transfers=\(r.bus.total.transfers)
+            i2c_full_frames=\(r.bus.fullFrames)
+            alerts_requested=\(r.alertRequests.count)
 
             """)
         summary.close()
@@ -156,10 +192,31 @@ public struct HeadlessSimulation {
 /// The panel's power and contrast commands in simulation, recorded with their instants.
 final class RecordingDisplayControl: DisplayControl {
     let clock: DeviceClock
+    let driver: SSD1306
     var commands: [(Instant, String)] = []
-    init(clock: DeviceClock) { self.clock = clock }
-    func setSleeping(_ sleeping: Bool) { commands.append((clock.now().instant, sleeping ? "sleep" : "wake")) }
-    func setContrast(_ value: UInt8) { commands.append((clock.now().instant, "contrast \(value)")) }
+    init(clock: DeviceClock, driver: SSD1306) {
+        self.clock = clock
+        self.driver = driver
+    }
+    func setSleeping(_ sleeping: Bool) {
+        commands.append((clock.now().instant, sleeping ? "sleep" : "wake"))
+        driver.setSleeping(sleeping)
+    }
+    func setContrast(_ value: UInt8) {
+        commands.append((clock.now().instant, "contrast \(value)"))
+        driver.setContrast(value)
+    }
+}
+
+func hexBytes(_ bytes: [UInt8]) -> String {
+    let digits = Array("0123456789abcdef".utf8)
+    var out = [UInt8]()
+    out.reserveCapacity(bytes.count * 2)
+    for b in bytes {
+        out.append(digits[Int(b >> 4)])
+        out.append(digits[Int(b & 0xF)])
+    }
+    return String(decoding: out, as: UTF8.self)
 }
 
 extension Duration {

@@ -6,6 +6,7 @@ import Synchronization
 import UnwindCore
 import UnwindDevice
 import UnwindHardware
+import UnwindModem
 import UnwindRender
 
 /// The keys of the terminal simulator, shown under the screen.
@@ -74,23 +75,43 @@ final class KeyboardButtons: ButtonLines {
 }
 
 /// The OLED drawn in the terminal with half blocks, the motor's state and the key legend beneath.
-final class TerminalPanel: DisplayPanel, @unchecked Sendable {
+/// Each frame goes through the real SSD1306 driver onto a simulated I²C bus, and the terminal
+/// shows what the SSD1306 model decoded: what you see is what the bytes say.
+final class TerminalPanel: DisplayPanel, DisplayControl, @unchecked Sendable {
     let motor: SimulatedMotor
     let stateDirectory: String
+    let driver: SSD1306
+    let model: SSD1306Model
+    let modem: ModemSimulator?
     var text = ""
 
-    init(motor: SimulatedMotor, stateDirectory: String) {
+    init(motor: SimulatedMotor, stateDirectory: String, modem: ModemSimulator?, logger: Logger, clock: LinuxClock) {
         self.motor = motor
         self.stateDirectory = stateDirectory
+        self.modem = modem
+        model = SSD1306Model()
+        driver = SSD1306(bus: SimulatedI2CBus(model: model, clock: { clock.now().instant }), logger: logger,
+                         clock: { clock.now().instant })
         text.reserveCapacity(32 * 1024)
     }
 
+    func setSleeping(_ sleeping: Bool) { driver.setSleeping(sleeping) }
+    func setContrast(_ value: UInt8) { driver.setContrast(value) }
+
     func show(_ frame: Framebuffer) throws(DeviceError) {
+        try driver.show(frame)
         text.removeAll(keepingCapacity: true)
         text += "\u{1B}[H"
-        TextArt.halfBlocks(frame, into: &text)
+        // A sleeping panel is dark, whatever its memory holds.
+        TextArt.halfBlocks(model.isOn ? model.visibleFramebuffer() : Framebuffer(), into: &text)
         text += motor.isOn ? " MOTOR \u{1B}[7m ~~~ BUZZ ~~~ \u{1B}[0m" : " MOTOR  .  (still)      "
         text += "\u{1B}[K\n" + KeyMap.legend + "\u{1B}[K\n state and log: \(stateDirectory)\u{1B}[K\n"
+        if let modem {
+            let sms = modem.delivered
+            text += " simulated modem: \(sms.count) SMS delivered"
+            if let last = sms.last { text += ", last to \(last.number): \(last.text.prefix(60))" }
+            text += "\u{1B}[K\n"
+        }
         writeTerminal(text)
     }
 }
@@ -134,8 +155,19 @@ public struct TerminalSimulator {
         let store = try DirectoryStore(directory: stateDirectory)
         let persistence = StatePersistence(store: store, logger: logger, writeInBackground: true)
         let help = DeviceContent.helpLibrary(in: DeviceContent.directory(override: contentDirectory))
-        let core = DeviceCore.starting(settings: settings, persistence: persistence, help: help, now: clock.now().wall)
-        let presenter = ThreadedPresenter(panel: TerminalPanel(motor: motor, stateDirectory: stateDirectory), logger: logger)
+        var settings = settings
+        settings.timeZone = .current
+        let core = DeviceCore.starting(settings: settings, persistence: persistence, help: help, now: clock.now().wall,
+                                       content: DeviceContent.directory(override: contentDirectory))
+        // A simulated GSM modem on a real pseudo-terminal, driven through the real AT engine.
+        let modemSim = try ModemSimulator()
+        modemSim.start()
+        defer { modemSim.stop() }
+        let outbox = try Outbox(directory: stateDirectory + "/outbox", now: clock.now().wall)
+        let modem = GSMModem(port: try SerialPort(SerialConfiguration(path: modemSim.path)), outbox: outbox, logger: logger)
+        let panel = TerminalPanel(motor: motor, stateDirectory: stateDirectory, modem: modemSim, logger: logger, clock: clock)
+        let presenter = ThreadedPresenter(panel: panel, logger: logger)
+        let alarm = try? RealtimeAlarm()
 
         var saved = termios()
         tcgetattr(STDIN_FILENO, &saved)
@@ -156,7 +188,8 @@ public struct TerminalSimulator {
         }
 
         let loop = DeviceLoop(core: core, clock: clock, waiter: waiter, buttons: buttons, motor: motor,
-                              presenter: presenter, persistence: persistence, logger: logger)
+                              presenter: presenter, persistence: persistence, logger: logger,
+                              alarm: alarm, displayControl: panel, alerts: ModemAlertLink(modem: modem))
         loop.run(until: { buttons.quit || terminalStop.load(ordering: .relaxed) })
     }
 }

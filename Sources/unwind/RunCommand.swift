@@ -5,6 +5,7 @@ import Synchronization
 import UnwindCore
 import UnwindDevice
 import UnwindHardware
+import UnwindModem
 
 let daemonStop = Atomic<Bool>(false)
 
@@ -87,14 +88,27 @@ struct Daemon {
         let panel = SSD1306(bus: bus, configuration: panelConfiguration, logger: logger, clock: { clock.now().instant })
         let presenter = ThreadedPresenter(panel: panel, width: c.display.panel.width, height: c.display.panel.height, logger: logger)
         let persistence = StatePersistence(store: store, logger: logger, writeInBackground: true)
-        let help = DeviceContent.helpLibrary(in: DeviceContent.directory(override: c.contentDirectory))
-        let core = DeviceCore.starting(settings: c.settings, persistence: persistence, help: help, now: clock.now().wall)
+        let content = DeviceContent.directory(override: c.contentDirectory)
+        let help = DeviceContent.helpLibrary(in: content)
+        let core = DeviceCore.starting(settings: c.settings, persistence: persistence, help: help, now: clock.now().wall,
+                                       content: content, counselling: c.counselling)
+        let alerts = try Self.alertLink(c, logger: logger, now: clock.now())
+        let alarm: RealtimeAlarm?
+        do { alarm = try RealtimeAlarm() } catch {
+            logger.error("reminders are off: \(error)")
+            alarm = nil
+        }
+        var camera: GroundingCamera?
+        if let command = c.captureCommand {
+            camera = GroundingCamera(command: try CaptureCommand(command), logger: logger, inBackground: true)
+        }
 
         signal(SIGTERM) { _ in daemonStop.store(true, ordering: .relaxed) }
         signal(SIGINT) { _ in daemonStop.store(true, ordering: .relaxed) }
         let loop = DeviceLoop(core: core, clock: clock, waiter: waiter, buttons: buttons, motor: motor,
                               presenter: presenter, persistence: persistence, buttonTiming: c.buttonTiming,
-                              display: (c.display.panel.width, c.display.panel.height), logger: logger)
+                              display: (c.display.panel.width, c.display.panel.height), logger: logger,
+                              alarm: alarm, displayControl: panel, camera: camera, alerts: alerts)
         let systemd = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
         logger.info("unwind running; state in \(c.stateDirectory)")
         systemd.notify("READY=1")
@@ -109,5 +123,22 @@ struct Daemon {
         motor.release()
         buttons.release()
         logger.info("unwind stopped; state saved")
+    }
+
+    /// The modem link: the outbox lives beside the state files, so an alert asked for before a
+    /// crash or a power cut is sent after the restart. A modem that is missing at start is
+    /// looked for again with backoff; alerts wait in the outbox meanwhile.
+    static func alertLink(_ c: DeviceConfiguration, logger: Logger, now: Moment) throws -> ModemAlertLink {
+        let outbox: Outbox
+        do { outbox = try Outbox(directory: c.stateDirectory + "/outbox", now: now.wall) } catch {
+            throw fail("cannot use the outbox directory: \(error)", code: .failure)
+        }
+        let port: SerialPort
+        do { port = try SerialPort(c.modem.serial) } catch {
+            throw fail("modem: \(error)", code: ExitCode(2))
+        }
+        var modemLogger = logger
+        modemLogger[metadataKey: "device"] = "modem"
+        return ModemAlertLink(modem: GSMModem(port: port, outbox: outbox, configuration: c.modem.modem, logger: modemLogger))
     }
 }

@@ -1,5 +1,7 @@
+import Foundation
 import UnwindCore
 import UnwindHardware
+import UnwindModem
 
 /// Everything `/etc/unwind/unwind.conf` can set, with the defaults of the reference build.
 /// The file is YAML; every key is optional. `DeviceConfiguration.parse` reports every wrong
@@ -12,8 +14,21 @@ public struct DeviceConfiguration: Sendable {
     public var buttonTiming = ButtonClassifier.Timing()
     public var gpio = GPIOConfiguration.raspberryPi
     public var display = DisplayConfiguration()
+    public var modem = ModemSettings()
+    public var counselling = CounsellingLine.sfuCounselling
+    /// The counselling service's website, shown as a QR code (spec 5.3).
+    public var counsellingWebsite = "https://www.sfu.ca/students/health.html"
+    /// The grounding camera's command, `{path}` standing for the photo to write; nil: no camera.
+    public var captureCommand: String?
 
     public init() {}
+
+    public struct ModemSettings: Sendable, Equatable {
+        /// Prefer the stable `/dev/serial/by-id/…` name (or the udev rule's `/dev/unwind-modem`).
+        public var serial = SerialConfiguration(path: "/dev/unwind-modem")
+        public var modem = ModemConfiguration()
+        public init() {}
+    }
 
     public struct DisplayConfiguration: Sendable, Equatable {
         /// `/dev/i2c-<bus>`.
@@ -74,6 +89,78 @@ public struct DeviceConfiguration: Sendable {
         c.display.panel.flipped = r.bool("display.rotate_180", default: false)
         c.display.panel.contrast = UInt8(r.int("display.contrast", default: Int(c.display.panel.contrast), in: 0...255))
         c.display.panel.busSpeedHz = r.int("display.bus_speed_hz", default: c.display.panel.busSpeedHz, in: 10_000...3_400_000)
+
+        c.modem.serial = SerialConfiguration(
+            path: r.string("modem.path", default: c.modem.serial.path),
+            baud: r.int("modem.baud", default: c.modem.serial.baud, in: 1200...4_000_000),
+            hardwareFlowControl: r.bool("modem.rtscts", default: false))
+        if !c.modem.serial.path.hasPrefix("/dev/") { r.problem("modem.path", "must be a device under /dev, e.g. /dev/serial/by-id/usb-SimTech…-if02-port0") }
+        if !SerialConfiguration.supportedBauds.contains(c.modem.serial.baud) {
+            r.problem("modem.baud", "\(c.modem.serial.baud) is not a supported rate; one of "
+                      + SerialConfiguration.supportedBauds.map(String.init).joined(separator: ", "))
+        }
+        if let smsc = r.optionalString("modem.service_centre") {
+            do { c.modem.modem.serviceCentre = try PhoneNumber(smsc) } catch { r.problem("modem.service_centre", error.description) }
+        }
+        if r.optionalString("modem.pin") != nil {
+            r.problem("modem.pin", "SIM PIN entry is not supported: remove the PIN from the SIM (in a phone) instead")
+        }
+
+        let name = r.string("counselling.name", default: c.counselling.name)
+        let display = r.string("counselling.display_number", default: c.counselling.displayNumber)
+        let dial = r.string("counselling.dial_number", default: c.counselling.dialNumber.text)
+        do {
+            c.counselling = try CounsellingLine(name: name, displayNumber: display, dialNumber: try PhoneNumber(dial))
+        } catch {
+            r.problem("counselling", error.description)
+        }
+        c.counsellingWebsite = r.string("counselling.website", default: c.counsellingWebsite)
+        if !(c.counsellingWebsite.hasPrefix("https://") || c.counsellingWebsite.hasPrefix("http://"))
+            || c.counsellingWebsite.contains(where: { $0.isWhitespace }) {
+            r.problem("counselling.website", "must be an http:// or https:// address without spaces")
+        }
+
+        c.settings.panic = PanicSettings(
+            hold: .milliseconds(r.int("panic.hold_ms", default: 1500, in: 500...5000)),
+            cancelWindow: r.seconds("panic.cancel_window_s", default: 0, in: 0...30))
+
+        if let zone = r.optionalString("reminders.time_zone") {
+            if let tz = TimeZone(identifier: zone) { c.settings.timeZone = tz } else {
+                r.problem("reminders.time_zone", "\(String(reflecting: zone)) is not a time zone name like America/Vancouver")
+            }
+        } else {
+            c.settings.timeZone = .current
+        }
+        c.settings.trustUnsynchronisedClock = r.bool("reminders.trust_unsynchronised_clock", default: false)
+
+        func minuteOfDay(_ key: String, _ d: Int?) -> Int? {
+            guard let text = r.optionalString(key) else { return d }
+            if text == "off" { return nil }
+            let f = text.split(separator: ":")
+            guard f.count == 2, let h = Int(f[0]), let m = Int(f[1]), (0...23).contains(h), (0...59).contains(m) else {
+                r.problem(key, "expected a time HH:MM (24-hour) or off, got \(String(reflecting: text))")
+                return d
+            }
+            return h * 60 + m
+        }
+        var screen = c.settings.screen
+        let sleep = r.int("screen.sleep_after_s", default: 120, in: 0...86_400)
+        screen.sleepAfter = sleep == 0 ? nil : .seconds(sleep)
+        if sleep > 0 && sleep < 5 { r.problem("screen.sleep_after_s", "0 (never) or at least 5 seconds") }
+        screen.nightStart = minuteOfDay("screen.night_start", screen.nightStart)
+        screen.nightEnd = minuteOfDay("screen.night_end", screen.nightEnd)
+        screen.dayContrast = UInt8(r.int("screen.day_contrast", default: Int(screen.dayContrast), in: 0...255))
+        screen.nightContrast = UInt8(r.int("screen.night_contrast", default: Int(screen.nightContrast), in: 0...255))
+        let shift = r.int("screen.pixel_shift_s", default: 180, in: 0...86_400)
+        screen.pixelShiftPeriod = shift == 0 ? nil : .seconds(shift)
+        if let p = screen.problem { r.problem("screen", p) }
+        c.settings.screen = screen
+
+        c.captureCommand = r.optionalString("grounding.capture_command")
+        if let cmd = c.captureCommand {
+            do { _ = try CaptureCommand(cmd) } catch { r.problem("grounding.capture_command", "\(error)") }
+            if !cmd.contains("{path}") { r.problem("grounding.capture_command", "must contain {path}, where the photo is written") }
+        }
 
         r.reportUnknownKeys()
         if !r.problems.isEmpty { throw ConfigErrors(path: path, problems: r.problems) }

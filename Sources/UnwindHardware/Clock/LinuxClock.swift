@@ -4,7 +4,7 @@ import CLinuxSystem
 import UnwindCore
 
 /// The board's clocks: CLOCK_MONOTONIC for every deadline, CLOCK_REALTIME only for dates.
-public final class LinuxClock: DeviceClock {
+public final class LinuxClock: DeviceClock, Sendable {
     public init() {}
 
     /// clock_gettime(CLOCK_MONOTONIC) and clock_gettime(CLOCK_REALTIME).

@@ -22,15 +22,19 @@ public enum Screen {
             case .stats: StatsScreen.draw(state.breathing, into: &fb)
             case .reminderSettings(let editor): ReminderSettingsScreen.draw(editor, into: &fb)
             case .confirmDelete: ConfirmDeleteScreen.draw(state, into: &fb)
+            case .alertStatus: PanicScreen.drawStatus(state, at: now, into: &fb)
+            case .counsellingCode: PanicScreen.drawCounselling(state, into: &fb)
             case .none:
                 switch state.page {
                 case .breathing: BreathingScreen.draw(state, at: now, into: &fb)
                 case .grounding: GroundingScreen.draw(state.grounding, into: &fb)
                 case .affirmations: AffirmationsScreen.draw(state, at: now, into: &fb)
-                case .panic: drawPlaceholder(state.page, into: &fb)
+                case .panic: PanicScreen.draw(state, at: now, into: &fb)
                 }
             }
         }
+        // Holding PANIC shows its progress over whatever page is up.
+        if state.panic.armingSince != nil && state.page != .panic { PanicScreen.drawArming(state.panic, at: now, into: &fb) }
         // Now and then everything moves by a pixel, so no pixel stays lit in one place for long.
         let shift = state.display.pixelShift(at: now)
         if shift.dx != 0 || shift.dy != 0 { fb.shift(dx: shift.dx, dy: shift.dy) }
@@ -50,12 +54,6 @@ public enum Screen {
             let top = trackTop + (trackHeight - thumb) * min(scroll, lines.count - 1) / max(1, lines.count - 1)
             fb.fill(x: fb.width - 3, y: top, width: 3, height: thumb)
         }
-    }
-
-    static func drawPlaceholder(_ page: Page, into fb: inout Framebuffer) {
-        centered(page.title, font: .small, y: 22, into: &fb)
-        centered("Arrives in a", font: .regular, y: 34, into: &fb)
-        centered("later update.", font: .regular, y: 45, into: &fb)
     }
 
     static func centered(_ s: String, font: BitmapFont, y: Int, into fb: inout Framebuffer, _ ink: Ink = .on) {

@@ -1,0 +1,280 @@
+/// One alert the core asks the edge to send.
+public struct AlertRequest: Equatable, Sendable {
+    /// 0-based slot: `alert01.txt` is slot 0.
+    public var slot: Int
+    public var alert: AlertSlot
+    public init(slot: Int, alert: AlertSlot) {
+        self.slot = slot
+        self.alert = alert
+    }
+}
+
+/// Where one alert stands, as the person is shown it (the modem's view, translated by the loop).
+public enum AlertDelivery: Equatable, Sendable {
+    case queued
+    case sending
+    case sent
+    /// An attempt failed; retries go on by themselves.
+    case retrying(String)
+    /// Will not be retried (an unassigned number): the person must know.
+    case failed(String)
+    case cancelled
+
+    /// The word on screen.
+    public var word: String {
+        switch self {
+        case .queued: "queued"
+        case .sending: "sending"
+        case .sent: "SENT"
+        case .retrying: "retrying"
+        case .failed: "FAILED"
+        case .cancelled: "cancelled"
+        }
+    }
+
+    public var isFinished: Bool {
+        switch self {
+        case .sent, .failed, .cancelled: true
+        default: false
+        }
+    }
+}
+
+/// One line of the alert status screen.
+public struct AlertProgress: Equatable, Sendable {
+    public var slot: Int
+    public var name: String
+    public var delivery: AlertDelivery
+}
+
+/// The panic alert page (spec 5.x): five slots, the counselling line, PANIC's hold-to-arm and
+/// the status of what was sent.
+public struct PanicState: Equatable, Sendable {
+    public static let slotCount = 5
+    public internal(set) var slots: [AlertSlotState]
+    /// 0…4 a slot, 5 the counselling line.
+    public internal(set) var selection = 0
+    public internal(set) var counselling: CounsellingLine
+    /// A call to the counselling line is up (or being dialled).
+    public internal(set) var callActive = false
+    /// PANIC went down at this instant and is still held.
+    public internal(set) var armingSince: Instant?
+    /// How long PANIC must be held (from the settings; the arming screen draws it).
+    public internal(set) var holdNanoseconds: Int64 = 1_500_000_000
+    /// Armed with a cancel window: the alerts go out at this instant unless a button cancels.
+    public internal(set) var sendingAt: Instant?
+    /// The alerts of the last send, in slot order, until acknowledged.
+    public internal(set) var progress: [AlertProgress] = []
+    /// A short explanation on the page ("This slot is empty", "Released: nothing sent").
+    public internal(set) var notice: PanicNotice?
+    public internal(set) var noticeUntil: Instant?
+    var allSentSignalled = false
+
+    public init(slots: [AlertSlotState] = Array(repeating: .empty, count: PanicState.slotCount),
+                counselling: CounsellingLine = .sfuCounselling) {
+        self.slots = slots
+        self.counselling = counselling
+    }
+
+    public var isCounsellingSelected: Bool { selection == Self.slotCount }
+
+    /// The slots PANIC sends: every ready one.
+    public var readyRequests: [AlertRequest] {
+        slots.enumerated().compactMap { i, s in
+            if case .ready(let a) = s { AlertRequest(slot: i, alert: a) } else { nil }
+        }
+    }
+
+    public func showsNotice(at now: Instant) -> Bool { noticeUntil.map { now < $0 } ?? false }
+
+    public func progress(ofSlot slot: Int) -> AlertDelivery? { progress.first { $0.slot == slot }?.delivery }
+}
+
+public enum PanicNotice: Equatable, Sendable {
+    case emptySlot, needsAttention, releasedEarly, noContacts, cancelled
+    public var lines: (String, String) {
+        switch self {
+        case .emptySlot: ("This slot is empty.", "Set it up with unwind.")
+        case .needsAttention: ("This slot needs", "attention: see unwind.")
+        case .releasedEarly: ("Released early:", "nothing was sent.")
+        case .noContacts: ("No alert contacts", "are set up yet.")
+        case .cancelled: ("Cancelled:", "nothing was sent.")
+        }
+    }
+}
+
+/// Panic settings: how long PANIC is held to arm, and an optional window to cancel.
+public struct PanicSettings: Equatable, Sendable {
+    public var hold: Duration
+    public var cancelWindow: Duration
+    public init(hold: Duration = .milliseconds(1500), cancelWindow: Duration = .zero) {
+        self.hold = hold
+        self.cancelWindow = cancelWindow
+    }
+}
+
+extension DeviceCore {
+    static let noticeLength: Duration = .milliseconds(2500)
+
+    // MARK: PANIC, from any page
+
+    /// PANIC is handled before anything else: it works on every page, over every overlay,
+    /// during a session and on a sleeping display.
+    mutating func handlePanicButton(_ gesture: ButtonGesture, at now: Moment, effects: inout [Effect]) {
+        switch gesture {
+        case .down:
+            guard state.panic.armingSince == nil, state.panic.sendingAt == nil else { return }
+            state.panic.armingSince = now.instant
+            rampWhileHeld(from: now.instant, effects: &effects)
+        case .up:
+            guard state.panic.armingSince != nil else { return }
+            // Released before the hold completed: nothing is sent, and the person is told so.
+            state.panic.armingSince = nil
+            effects.append(.cancelMotor)
+            resumeBreathingHaptics(at: now, effects: &effects)
+            showNotice(.releasedEarly, at: now.instant)
+        default: break
+        }
+    }
+
+    /// Called every tick: arming completes while PANIC is still held; a cancel window runs out.
+    mutating func tickPanic(at now: Moment, effects: inout [Effect]) {
+        if let since = state.panic.armingSince, now.instant - since >= settings.panic.hold {
+            state.panic.armingSince = nil
+            effects.append(.cancelMotor)
+            resumeBreathingHaptics(at: now, effects: &effects)
+            let requests = state.panic.readyRequests
+            guard !requests.isEmpty else {
+                showNotice(.noContacts, at: now.instant)
+                pulses(at: now.instant, count: 2, on: .milliseconds(400), off: .milliseconds(200), effects: &effects)
+                return
+            }
+            if settings.panic.cancelWindow > .zero {
+                state.panic.sendingAt = now.instant + settings.panic.cancelWindow
+                state.overlay = .alertStatus
+                state.panic.progress = requests.map { AlertProgress(slot: $0.slot, name: $0.alert.name, delivery: .queued) }
+            } else {
+                send(requests, at: now, effects: &effects)
+            }
+        }
+        if let at = state.panic.sendingAt, now.instant >= at {
+            state.panic.sendingAt = nil
+            send(state.panic.readyRequests, at: now, effects: &effects)
+        }
+    }
+
+    /// Five pulses that come faster and longer while PANIC is held: the hold is felt as it
+    /// builds, and stops the moment the button is let go.
+    private func rampWhileHeld(from t: Instant, effects: inout [Effect]) {
+        let hold = settings.panic.hold.nanoseconds
+        let starts = [0, 30, 55, 75, 90].map { Int64($0) * hold / 100 }
+        for (k, s) in starts.enumerated() {
+            let at = t + .nanoseconds(s)
+            effects.append(.motor(MotorEdge(at: at, on: true)))
+            effects.append(.motor(MotorEdge(at: at + .milliseconds(40 + 20 * Int64(k)), on: false)))
+        }
+    }
+
+    private mutating func send(_ requests: [AlertRequest], at now: Moment, effects: inout [Effect]) {
+        guard !requests.isEmpty else { return }
+        state.panic.progress = requests.map { AlertProgress(slot: $0.slot, name: $0.alert.name, delivery: .queued) }
+        state.panic.allSentSignalled = false
+        state.overlay = .alertStatus
+        effects.append(.sendAlerts(requests))
+        // "Sending": one long, steady buzz, unlike anything else the device does.
+        pulses(at: now.instant, count: 1, on: .milliseconds(600), off: .zero, effects: &effects)
+    }
+
+    private mutating func showNotice(_ n: PanicNotice, at now: Instant) {
+        state.panic.notice = n
+        state.panic.noticeUntil = now + Self.noticeLength
+    }
+
+    /// The ramp or a feedback pattern cancelled the motor: a running session gets its corners back.
+    private mutating func resumeBreathingHaptics(at now: Moment, effects: inout [Effect]) {
+        guard case .running(let clock) = state.breathing.session else { return }
+        state.breathing.nextCorner = clock.firstCorner(atOrAfter: now.instant)
+    }
+
+    // MARK: The panic page
+
+    mutating func handlePanicPage(_ gesture: ButtonGesture, at now: Moment, effects: inout [Effect]) {
+        let count = PanicState.slotCount + 1
+        switch gesture {
+        case .down(.left): state.panic.selection = (state.panic.selection + count - 1) % count
+        case .down(.right): state.panic.selection = (state.panic.selection + 1) % count
+        case .short(.select):
+            if state.panic.isCounsellingSelected {
+                if state.panic.callActive {
+                    state.panic.callActive = false
+                    effects.append(.hangUp)
+                } else {
+                    state.panic.callActive = true
+                    effects.append(.dial(state.panic.counselling.dialNumber))
+                }
+                return
+            }
+            switch state.panic.slots[state.panic.selection] {
+            case .ready(let a): send([AlertRequest(slot: state.panic.selection, alert: a)], at: now, effects: &effects)
+            case .empty: showNotice(.emptySlot, at: now.instant)
+            case .needsAttention: showNotice(.needsAttention, at: now.instant)
+            }
+        case .long(.select):
+            if state.panic.isCounsellingSelected { state.overlay = .counsellingCode }
+        default: break
+        }
+    }
+
+    /// The status screen after a send: SELECT starts a breathing session (the device keeps
+    /// helping while help is on its way); any other button acknowledges it.
+    mutating func handleAlertStatus(_ gesture: ButtonGesture, at now: Moment, effects: inout [Effect]) {
+        guard case .down(let b) = gesture, b != .panic else { return }
+        swallowPress(b)
+        if state.panic.sendingAt != nil {
+            // Inside the cancel window any button cancels.
+            state.panic.sendingAt = nil
+            state.panic.progress = []
+            state.overlay = .none
+            showNotice(.cancelled, at: now.instant)
+            return
+        }
+        state.overlay = .none
+        if b == .select {
+            if !state.breathing.isRunning {
+                leave(state.page, at: now, effects: &effects)
+                state.page = .breathing
+                startSession(at: now, effects: &effects)
+            }
+        }
+    }
+
+    // MARK: What the edge reports
+
+    /// The modem's news about one alert; the motor tells the outcome to someone not looking.
+    public mutating func alertUpdate(slot: Int, delivery: AlertDelivery, at now: Moment, effects: inout [Effect]) {
+        guard let i = state.panic.progress.firstIndex(where: { $0.slot == slot }) else { return }
+        let was = state.panic.progress[i].delivery
+        state.panic.progress[i].delivery = delivery
+        if case .failed = delivery, was != delivery {
+            pulses(at: now.instant, count: 2, on: .milliseconds(400), off: .milliseconds(200), effects: &effects)
+        }
+        if !state.panic.allSentSignalled, state.panic.progress.allSatisfy({ $0.delivery == .sent }) {
+            state.panic.allSentSignalled = true
+            // "All sent": three quick taps.
+            pulses(at: now.instant, count: 3, on: .milliseconds(80), off: .milliseconds(100), effects: &effects)
+        }
+    }
+
+    /// The slot files changed (at start, or the maintainer edited them).
+    public mutating func alertSlotsChanged(_ slots: [AlertSlotState]) {
+        var s = slots
+        while s.count < PanicState.slotCount { s.append(.empty) }
+        state.panic.slots = Array(s.prefix(PanicState.slotCount))
+    }
+
+    /// The counselling service's name and number, from configuration.
+    public mutating func setCounselling(_ line: CounsellingLine) { state.panic.counselling = line }
+
+    /// The counselling call ended or failed on the modem's side.
+    public mutating func callChanged(active: Bool) { state.panic.callActive = active }
+}

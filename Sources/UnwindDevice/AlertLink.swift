@@ -1,0 +1,78 @@
+import Logging
+import UnwindCore
+import UnwindHardware
+import UnwindModem
+
+/// What the loop needs of the panic path: alerts out, news back, inside the loop's poll.
+public protocol AlertLink: AnyObject {
+    var pollDescriptors: [Int32] { get }
+    var nextDeadline: Instant? { get }
+    func send(_ requests: [AlertRequest], at now: Moment)
+    func dial(_ number: PhoneNumber, at now: Moment)
+    func hangUp()
+    /// Does what is due and appends what changed since the last call.
+    func step(at now: Moment, into updates: inout [AlertLinkUpdate])
+    func close()
+}
+
+public enum AlertLinkUpdate: Equatable, Sendable {
+    case delivery(slot: Int, AlertDelivery)
+    case call(active: Bool)
+}
+
+/// The panic path through the GSM modem: every request goes to the journaled outbox first
+/// (inside `GSMModem.sendAll`), then over AT commands; what the modem reports is translated to
+/// what the person is shown.
+public final class ModemAlertLink: AlertLink {
+    public let modem: GSMModem
+    private var tracked: [(id: MessageID, slot: Int, reported: AlertDelivery?)] = []
+
+    public init(modem: GSMModem) {
+        self.modem = modem
+        // Alerts left in the outbox by an earlier run are being resent: the screen shows them too.
+        for m in modem.messages where !m.state.isFinished {
+            if let slot = m.slot { tracked.append((m.id, slot, nil)) }
+        }
+    }
+
+    public var pollDescriptors: [Int32] { modem.pollDescriptors }
+    public var nextDeadline: Instant? { modem.nextDeadline }
+
+    public func send(_ requests: [AlertRequest], at now: Moment) {
+        let ids = modem.sendAll(requests.map { (slot: $0.slot, alert: $0.alert) }, at: now)
+        for (id, r) in zip(ids, requests) { tracked.append((id, r.slot, nil)) }
+    }
+
+    public func dial(_ number: PhoneNumber, at now: Moment) { modem.dial(number, at: now.instant) }
+    public func hangUp() { modem.hangUp() }
+
+    public func step(at now: Moment, into updates: inout [AlertLinkUpdate]) {
+        modem.step(at: now)
+        for event in modem.takeEvents() {
+            if case .callChanged(let c) = event { updates.append(.call(active: c != .idle)) }
+        }
+        var i = 0
+        while i < tracked.count {
+            let t = tracked[i]
+            let delivery = modem.message(t.id).map { Self.delivery($0.state) } ?? .sent
+            if delivery != t.reported {
+                tracked[i].reported = delivery
+                updates.append(.delivery(slot: t.slot, delivery))
+            }
+            if delivery.isFinished { tracked.remove(at: i) } else { i += 1 }
+        }
+    }
+
+    public func close() { modem.close() }
+
+    static func delivery(_ s: MessageState) -> AlertDelivery {
+        switch s {
+        case .queued: .queued
+        case .sending: .sending
+        case .sent: .sent
+        case .retrying(let p, _): .retrying(p.description)
+        case .failed(let p): .failed(p.description)
+        case .cancelled: .cancelled
+        }
+    }
+}

@@ -1,0 +1,107 @@
+import UnwindCore
+
+/// The panic alert page (spec 5.2–5.4): the five slots, the counselling line always at the
+/// bottom, the selected row inverted, empty or broken slots greyed; and the screens PANIC
+/// brings up wherever the person is.
+enum PanicScreen {
+    static let rowHeight = 8
+    static let statusX = 96
+
+    static func draw(_ state: DeviceState, at now: Instant, into fb: inout Framebuffer) {
+        let p = state.panic
+        for i in 0..<PanicState.slotCount {
+            let y = 10 + i * rowHeight
+            let selected = p.selection == i
+            let ink: Ink = selected ? .off : .on
+            if selected { fb.fill(x: 0, y: y, width: fb.width, height: rowHeight) }
+            fb.number(Int64(i + 1), font: .small, x: 1, y: y + 1, ink)
+            switch p.slots[i] {
+            case .ready(let alert):
+                fb.text(alert.name, font: .small, x: 8, y: y + 1, ink, maxCharacters: 21)
+            case .empty:
+                fb.text("empty", font: .small, x: 8, y: y + 1, ink)
+                fb.dither(x: 8, y: y, width: 20, height: rowHeight)
+            case .needsAttention:
+                fb.text("needs attention", font: .small, x: 8, y: y + 1, ink)
+                fb.dither(x: 8, y: y, width: 60, height: rowHeight)
+            }
+            if let d = p.progress(ofSlot: i) {
+                fb.text(d.word, font: .small, x: statusX, y: y + 1, ink, maxCharacters: 8)
+            }
+        }
+        // The counselling line, always visible.
+        let y = 10 + PanicState.slotCount * rowHeight + 2
+        fb.horizontalLine(x0: 0, x1: fb.width - 1, y: y - 2)
+        let selected = p.isCounsellingSelected
+        let ink: Ink = selected ? .off : .on
+        if selected { fb.fill(x: 0, y: y - 1, width: fb.width, height: fb.height - y + 1) }
+        if p.callActive {
+            fb.text("Calling. SELECT hangs up", font: .small, x: 1, y: y, ink)
+        } else {
+            var x = fb.text(p.counselling.name, font: .small, x: 1, y: y, ink, maxCharacters: 15)
+            x += 4
+            fb.text(p.counselling.displayNumber, font: .small, x: x, y: y, ink, maxCharacters: (fb.width - x) / 4)
+        }
+        if p.showsNotice(at: now), let n = p.notice { drawNotice(n, into: &fb) }
+        if p.armingSince != nil { drawArming(p, at: now, into: &fb) }
+    }
+
+    static func drawNotice(_ n: PanicNotice, into fb: inout Framebuffer) {
+        fb.fill(x: 8, y: 22, width: 112, height: 22, .off)
+        fb.rectangle(x: 8, y: 22, width: 112, height: 22)
+        let (a, b) = n.lines
+        Screen.centered(a, font: .small, y: 26, into: &fb)
+        Screen.centered(b, font: .small, y: 34, into: &fb)
+    }
+
+    /// While PANIC is held: how far the hold has come, and that letting go sends nothing.
+    static func drawArming(_ p: PanicState, at now: Instant, into fb: inout Framebuffer) {
+        fb.fill(x: 0, y: 10, width: fb.width, height: fb.height - 10, .off)
+        Screen.centered("Keep holding PANIC", font: .regular, y: 14, into: &fb)
+        Screen.centered("to send your alerts", font: .small, y: 27, into: &fb)
+        fb.rectangle(x: 10, y: 37, width: 108, height: 10)
+        if let since = p.armingSince {
+            let part = min(1, Double((now - since).nanoseconds) / Double(max(1, p.holdNanoseconds)))
+            fb.fill(x: 12, y: 39, width: Int(104 * part), height: 6)
+        }
+        Screen.centered("Let go to stop", font: .small, y: 53, into: &fb)
+    }
+
+    /// After alerts were asked for: where each one stands, until a button acknowledges it.
+    static func drawStatus(_ state: DeviceState, at now: Instant, into fb: inout Framebuffer) {
+        let p = state.panic
+        fb.text("ALERTS", font: .small, x: 1, y: 11)
+        var done = 0
+        for a in p.progress where a.delivery == .sent { done += 1 }
+        var x = fb.number(Int64(done), font: .small, x: 60, y: 11)
+        x = fb.text(" of ", font: .small, x: x, y: 11)
+        x = fb.number(Int64(p.progress.count), font: .small, x: x, y: 11)
+        fb.text(" sent", font: .small, x: x, y: 11)
+        fb.horizontalLine(x0: 0, x1: fb.width - 1, y: 18)
+        var row = 0
+        for a in p.progress.prefix(5) {
+            let y = 20 + row * 7
+            fb.text(a.name, font: .small, x: 1, y: y, maxCharacters: 21)
+            fb.text(a.delivery.word, font: .small, x: statusX, y: y, maxCharacters: 8)
+            row += 1
+        }
+        if let at = p.sendingAt {
+            fb.fill(x: 0, y: 55, width: fb.width, height: 9)
+            var x = fb.text("Sending in ", font: .small, x: 1, y: 57, .off)
+            x = fb.number(max(0, ((at - now).nanoseconds + 999_999_999) / 1_000_000_000), font: .small, x: x, y: 57, .off)
+            fb.text("s. Any key cancels", font: .small, x: x, y: 57, .off)
+        } else {
+            fb.fill(x: 0, y: 55, width: fb.width, height: 9)
+            fb.text("SELECT: breathe  other: OK", font: .small, x: 1, y: 57, .off)
+        }
+    }
+
+    /// Long SELECT on the counselling line: the service's details (the QR code of its website
+    /// is drawn here when one is configured).
+    static func drawCounselling(_ state: DeviceState, into fb: inout Framebuffer) {
+        let c = state.panic.counselling
+        Screen.centered(c.name, font: .regular, y: 20, into: &fb)
+        Screen.centered(c.displayNumber, font: .regular, y: 34, into: &fb)
+        Screen.centered("Any button returns", font: .small, y: 54, into: &fb)
+    }
+}

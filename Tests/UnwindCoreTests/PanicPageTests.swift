@@ -1,0 +1,164 @@
+import Testing
+@testable import UnwindCore
+
+@Suite struct PanicPageTests {
+    var core: DeviceCore
+    var effects: [Effect] = []
+
+    init() throws {
+        var c = DeviceCore()
+        c.alertSlotsChanged([
+            .ready(try AlertSlot(name: "Mum", number: "+15551234567", message: "Having a panic attack, please call")),
+            .empty,
+            .ready(try AlertSlot(name: "Sam", number: "5557654321", message: "Please come over")),
+            .needsAttention(.lineCount(2)),
+        ])
+        core = c
+    }
+
+    mutating func at(_ s: Double) -> Moment { Moment(.seconds(s)) }
+    mutating func press(_ g: ButtonGesture, _ s: Double) { core.handle(g, at: at(s), effects: &effects) }
+    mutating func tick(_ s: Double) { core.tick(at: at(s), effects: &effects) }
+
+    var onsets: [Instant] {
+        effects.compactMap { e -> Instant? in
+            guard case .motor(let m) = e, m.on else { return nil }
+            return m.at
+        }
+    }
+
+    var sent: [[AlertRequest]] { effects.compactMap { if case .sendAlerts(let r) = $0 { r } else { nil } } }
+
+    @Test mutating func holdingPanicSendsEveryReadySlot() {
+        press(.down(.panic), 10)
+        #expect(core.state.panic.armingSince == .seconds(10))
+        #expect(effects.contains { if case .motor = $0 { true } else { false } })   // the ramp
+        tick(11.4)
+        #expect(sent.isEmpty)
+        tick(11.5)
+        #expect(sent.count == 1)
+        #expect(sent[0].map(\.slot) == [0, 2])
+        #expect(core.state.overlay == .alertStatus)
+        #expect(core.state.panic.progress.map(\.delivery) == [.queued, .queued])
+        effects = []
+        press(.long(.panic), 11.6); press(.up(.panic, heldFor: .seconds(2)), 12)
+        #expect(sent.isEmpty) // letting go after arming changes nothing
+    }
+
+    @Test mutating func releasedEarlySendsNothingAndSaysSo() {
+        press(.down(.panic), 10)
+        tick(11)
+        press(.up(.panic, heldFor: .seconds(1.2)), 11.2)
+        tick(12)
+        #expect(sent.isEmpty)
+        #expect(effects.contains(.cancelMotor))
+        #expect(core.state.panic.notice == .releasedEarly && core.state.panic.showsNotice(at: .seconds(12)))
+    }
+
+    @Test mutating func panicWorksFromAnyPageEvenDuringASessionAndOnASleepingScreen() {
+        press(.down(.select), 0)   // a breathing session runs
+        press(.down(.panic), 5)
+        tick(6.6)
+        #expect(sent.count == 1)
+        #expect(core.state.breathing.isRunning)
+        var c = DeviceCore(settings: DeviceSettings(screen: ScreenCareSettings(sleepAfter: .seconds(10))))
+        c.alertSlotsChanged(core.state.panic.slots)
+        var e: [Effect] = []
+        c.tick(at: Moment(.seconds(1)), effects: &e)
+        c.tick(at: Moment(.seconds(20)), effects: &e)
+        #expect(c.state.display.asleep)
+        c.handle(.down(.panic), at: Moment(.seconds(21)), effects: &e)
+        #expect(!c.state.display.asleep)
+        c.tick(at: Moment(.seconds(22.5)), effects: &e)
+        #expect(e.contains { if case .sendAlerts = $0 { true } else { false } })
+    }
+
+    @Test mutating func statusShowsEachAlertAndTheMotorTellsTheOutcome() {
+        press(.down(.panic), 0); tick(1.5)
+        effects = []
+        core.alertUpdate(slot: 0, delivery: .sending, at: at(2), effects: &effects)
+        core.alertUpdate(slot: 0, delivery: .sent, at: at(3), effects: &effects)
+        #expect(effects.isEmpty) // not all sent yet
+        core.alertUpdate(slot: 2, delivery: .retrying("network error 38"), at: at(3), effects: &effects)
+        core.alertUpdate(slot: 2, delivery: .sent, at: at(9), effects: &effects)
+        // All sent: three taps.
+        #expect(effects.filter { $0 == .motor(MotorEdge(at: .seconds(9), on: true)) }.count == 1)
+        #expect(onsets.count == 3)
+        // The result stays until a button acknowledges it.
+        tick(60)
+        #expect(core.state.overlay == .alertStatus)
+        press(.down(.left), 61)
+        #expect(core.state.overlay == .none)
+        press(.short(.left), 61.1)
+        #expect(core.state.page == .breathing) // the acknowledging press did nothing else
+    }
+
+    @Test mutating func aPermanentFailureIsFelt() {
+        press(.down(.panic), 0); tick(1.5)
+        effects = []
+        core.alertUpdate(slot: 2, delivery: .failed("5557654321 is not in service"), at: at(4), effects: &effects)
+        #expect(onsets == [.seconds(4), .seconds(4.6)])
+        #expect(core.state.panic.progress(ofSlot: 2) == .failed("5557654321 is not in service"))
+    }
+
+    @Test mutating func selectOnTheStatusStartsBreathing() {
+        for _ in 0..<3 { press(.short(.page), 0) }
+        #expect(core.state.page == .panic)
+        press(.down(.panic), 1); tick(2.5)
+        press(.down(.select), 3)
+        #expect(core.state.page == .breathing)
+        #expect(core.state.breathing.isRunning)
+        #expect(core.state.overlay == .none)
+    }
+
+    @Test mutating func thePanicPageSelectsAndSendsOneSlot() {
+        for _ in 0..<3 { press(.short(.page), 0) }
+        press(.short(.select), 1)            // slot 1 (Mum)
+        #expect(sent.last?.map(\.slot) == [0])
+        press(.down(.left), 2)               // acknowledge the status
+        press(.down(.right), 3)              // slot 2: empty
+        press(.short(.select), 4)
+        #expect(sent.count == 1)
+        #expect(core.state.panic.notice == .emptySlot)
+        press(.down(.right), 5); press(.down(.right), 6)   // slot 4: needs attention
+        press(.short(.select), 7)
+        #expect(sent.count == 1)
+        #expect(core.state.panic.notice == .needsAttention)
+        press(.down(.left), 8); press(.down(.left), 9); press(.down(.left), 10); press(.down(.left), 11)
+        #expect(core.state.panic.selection == 5) // wraps to the counselling line
+    }
+
+    @Test mutating func counsellingLineDialsAndHangsUp() {
+        for _ in 0..<3 { press(.short(.page), 0) }
+        press(.down(.left), 1)
+        #expect(core.state.panic.isCounsellingSelected)
+        press(.short(.select), 2)
+        #expect(effects.contains(.dial(CounsellingLine.sfuCounselling.dialNumber)))
+        press(.short(.select), 3)
+        #expect(effects.contains(.hangUp))
+        press(.long(.select), 4)
+        #expect(core.state.overlay == .counsellingCode)
+    }
+
+    @Test mutating func noContactsIsExplained() {
+        var c = DeviceCore()
+        var e: [Effect] = []
+        c.handle(.down(.panic), at: Moment(.seconds(0)), effects: &e)
+        c.tick(at: Moment(.seconds(1.5)), effects: &e)
+        #expect(!e.contains { if case .sendAlerts = $0 { true } else { false } })
+        #expect(c.state.panic.notice == .noContacts)
+    }
+
+    @Test mutating func aCancelWindowCanStopTheSend() {
+        var c = DeviceCore(settings: DeviceSettings(panic: PanicSettings(cancelWindow: .seconds(5))))
+        c.alertSlotsChanged(core.state.panic.slots)
+        var e: [Effect] = []
+        c.handle(.down(.panic), at: Moment(.seconds(0)), effects: &e)
+        c.tick(at: Moment(.seconds(1.5)), effects: &e)
+        #expect(c.state.panic.sendingAt == .seconds(6.5))
+        c.handle(.down(.right), at: Moment(.seconds(3)), effects: &e)
+        c.tick(at: Moment(.seconds(7)), effects: &e)
+        #expect(!e.contains { if case .sendAlerts = $0 { true } else { false } })
+        #expect(c.state.panic.notice == .cancelled)
+    }
+}
