@@ -20,8 +20,10 @@ let package = Package(
     targets: [
         // Pure behaviour and file formats: values and functions, no I/O, no clock reads.
         .target(name: "UnwindCore"),
+        // libqrencode: the counselling website as a QR code (spec 5.3).
+        .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         // 1-bit framebuffer, fonts and the screens: pure functions of the core's state.
-        .target(name: "UnwindRender", dependencies: ["UnwindCore"], exclude: ["Fonts/generate-fonts.py"]),
+        .target(name: "UnwindRender", dependencies: ["UnwindCore", "CQREncode"], exclude: ["Fonts/generate-fonts.py"]),
         // Linux headers Glibc does not export (timerfd).
         .target(name: "CLinuxSystem"),
         // libgpiod (v1 API on Debian bookworm; the shim also builds against v2).

@@ -55,6 +55,9 @@ public struct PanicState: Equatable, Sendable {
     /// 0…4 a slot, 5 the counselling line.
     public internal(set) var selection = 0
     public internal(set) var counselling: CounsellingLine
+    /// The counselling service's website and its QR code (spec 5.3); nil when none fits.
+    public internal(set) var website: String?
+    public internal(set) var websiteCode: QRCodeImage?
     /// A call to the counselling line is up (or being dialled).
     public internal(set) var callActive = false
     /// PANIC went down at this instant and is still held.
@@ -273,7 +276,11 @@ extension DeviceCore {
     }
 
     /// The counselling service's name and number, from configuration.
-    public mutating func setCounselling(_ line: CounsellingLine) { state.panic.counselling = line }
+    public mutating func setCounselling(_ line: CounsellingLine, website: String? = nil, code: QRCodeImage? = nil) {
+        state.panic.counselling = line
+        state.panic.website = website
+        state.panic.websiteCode = code
+    }
 
     /// The counselling call ended or failed on the modem's side.
     public mutating func callChanged(active: Bool) { state.panic.callActive = active }

@@ -1,6 +1,7 @@
 import Logging
 import UnwindCore
 import UnwindModem
+import UnwindRender
 
 extension DeviceCore {
     /// The core as the device starts it: state files loaded (or recovered), help loaded, the
@@ -9,7 +10,8 @@ extension DeviceCore {
     public static func starting(settings: DeviceSettings, persistence: StatePersistence,
                                 help: HelpLibrary, now: WallTime,
                                 content: String = DeviceContent.directory(),
-                                counselling: CounsellingLine = .sfuCounselling) -> DeviceCore {
+                                counselling: CounsellingLine = .sfuCounselling,
+                                website: String? = DeviceConfiguration().counsellingWebsite) -> DeviceCore {
         var core = DeviceCore(settings: settings,
                               totals: persistence.loadTotals(now: now),
                               history: persistence.loadHistory(now: now),
@@ -23,7 +25,13 @@ extension DeviceCore {
             }
         }
         core.alertSlotsChanged(slots)
-        core.setCounselling(counselling)
+        var code: QRCodeImage?
+        if let website {
+            do { code = try QRCode.encode(website) } catch {
+                persistence.logger.error("counselling.website: \(error); the QR code is not shown")
+            }
+        }
+        core.setCounselling(counselling, website: website, code: code)
         return core
     }
 }

@@ -91,7 +91,7 @@ struct Daemon {
         let content = DeviceContent.directory(override: c.contentDirectory)
         let help = DeviceContent.helpLibrary(in: content)
         let core = DeviceCore.starting(settings: c.settings, persistence: persistence, help: help, now: clock.now().wall,
-                                       content: content, counselling: c.counselling)
+                                       content: content, counselling: c.counselling, website: c.counsellingWebsite)
         let alerts = try Self.alertLink(c, logger: logger, now: clock.now())
         let alarm: RealtimeAlarm?
         do { alarm = try RealtimeAlarm() } catch {

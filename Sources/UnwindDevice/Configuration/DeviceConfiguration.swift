@@ -2,6 +2,7 @@ import Foundation
 import UnwindCore
 import UnwindHardware
 import UnwindModem
+import UnwindRender
 
 /// Everything `/etc/unwind/unwind.conf` can set, with the defaults of the reference build.
 /// The file is YAML; every key is optional. `DeviceConfiguration.parse` reports every wrong
@@ -17,7 +18,7 @@ public struct DeviceConfiguration: Sendable {
     public var modem = ModemSettings()
     public var counselling = CounsellingLine.sfuCounselling
     /// The counselling service's website, shown as a QR code (spec 5.3).
-    public var counsellingWebsite = "https://www.sfu.ca/students/health.html"
+    public var counsellingWebsite = "https://sfu.ca/students/health"
     /// The grounding camera's command, `{path}` standing for the photo to write; nil: no camera.
     public var captureCommand: String?
 
@@ -118,6 +119,8 @@ public struct DeviceConfiguration: Sendable {
         if !(c.counsellingWebsite.hasPrefix("https://") || c.counsellingWebsite.hasPrefix("http://"))
             || c.counsellingWebsite.contains(where: { $0.isWhitespace }) {
             r.problem("counselling.website", "must be an http:// or https:// address without spaces")
+        } else {
+            do { _ = try QRCode.encode(c.counsellingWebsite) } catch { r.problem("counselling.website", error.description) }
         }
 
         c.settings.panic = PanicSettings(

@@ -96,12 +96,27 @@ enum PanicScreen {
         }
     }
 
-    /// Long SELECT on the counselling line: the service's details (the QR code of its website
-    /// is drawn here when one is configured).
+    /// Long SELECT on the counselling line: the website as a QR code filling the screen's height,
+    /// the service's name and number beside it (spec 5.3). Any button returns.
     static func drawCounselling(_ state: DeviceState, into fb: inout Framebuffer) {
+        fb.clear()
         let c = state.panic.counselling
-        Screen.centered(c.name, font: .regular, y: 20, into: &fb)
-        Screen.centered(c.displayNumber, font: .regular, y: 34, into: &fb)
-        Screen.centered("Any button returns", font: .small, y: 54, into: &fb)
+        guard let code = state.panic.websiteCode else {
+            Screen.centered(c.name, font: .regular, y: 16, into: &fb)
+            Screen.centered(c.displayNumber, font: .regular, y: 30, into: &fb)
+            Screen.centered("Any button returns", font: .small, y: 54, into: &fb)
+            return
+        }
+        // As wide a quiet zone as the height allows (at least 2 modules).
+        let quiet = max(QRCode.minimumQuietZone, (fb.height / QRCode.pixelsPerModule - code.size) / 2)
+        let side = fb.qrCode(code, x: 0, y: (fb.height - (code.size + 2 * quiet) * QRCode.pixelsPerModule) / 2, quietZone: quiet)
+        let x = side + 3
+        let cols = (fb.width - x) / BitmapFont.small.width
+        fb.text("Scan for the", font: .small, x: x, y: 4, maxCharacters: cols)
+        fb.text("website", font: .small, x: x, y: 11, maxCharacters: cols)
+        fb.text(c.name, font: .small, x: x, y: 24, maxCharacters: cols)
+        fb.text(c.displayNumber, font: .small, x: x, y: 31, maxCharacters: cols)
+        fb.text("Any button", font: .small, x: x, y: 50, maxCharacters: cols)
+        fb.text("returns", font: .small, x: x, y: 57, maxCharacters: cols)
     }
 }

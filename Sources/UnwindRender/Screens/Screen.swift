@@ -13,6 +13,10 @@ public enum Screen {
         fb.clear()
         // Asleep: a dark frame (the panel is also switched off when the edge can).
         if state.display.asleep { return }
+        // The QR code takes the whole screen: every module counts.
+        if state.overlay == .counsellingCode && !state.reminders.isShowing {
+            return PanicScreen.drawCounselling(state, into: &fb)
+        }
         MenuBar.draw(current: state.page, into: &fb)
         if state.reminders.isShowing {
             ReminderScreen.draw(state, at: now, into: &fb)
