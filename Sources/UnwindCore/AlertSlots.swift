@@ -41,6 +41,10 @@ public struct AlertFieldError: Error, Equatable, Sendable, CustomStringConvertib
         case digitCount(Int)
         /// A message that would take more text messages than one alert may.
         case tooManyParts(parts: Int, limit: Int)
+        /// A `"` or `;` in a message: the AT command language's quote and separator. Messages
+        /// only ever travel as PDU hex, but a saved alert is refused anything that could be read
+        /// as part of a command, so no tool or future text-mode path can be tricked by one.
+        case commandCharacter(position: Int, scalar: UInt32)
     }
 
     public var field: AlertField
@@ -72,6 +76,8 @@ public struct AlertFieldError: Error, Equatable, Sendable, CustomStringConvertib
             return "\(f): \(n) digits; a number has 3 to 20 digits"
         case .tooManyParts(let parts, let limit):
             return "\(f): would take \(parts) text messages; at most \(limit) allowed — shorten it"
+        case .commandCharacter(let position, let scalar):
+            return "\(f): character \(position) is \(Self.describe(scalar)); quotes (\") and semicolons (;) are not allowed in an alert — use ' or , instead"
         }
     }
 
@@ -174,6 +180,18 @@ public struct AlertSlot: Equatable, Sendable {
         self.message = message
     }
 
+    /// For tests of the layers below validation only (the PDU encoder and the modem must stay
+    /// safe even if something unvalidated ever reached them): skips the message's `"`/`;` rule,
+    /// still refuses control characters.
+    init(testingName name: String, number: PhoneNumber, message: String) throws(AlertFieldError) {
+        try Self.validateName(name)
+        try Self.validateText(message, field: .message, limit: Self.messageLimit)
+        self.encoding = SMSEncoding(message)
+        self.name = name
+        self.number = number
+        self.message = message
+    }
+
     /// 1–40 printable characters, not only spaces.
     public static func validateName(_ name: String) throws(AlertFieldError) {
         try validateText(name, field: .name, limit: nameLimit)
@@ -183,6 +201,13 @@ public struct AlertSlot: Equatable, Sendable {
     @discardableResult
     public static func validateMessage(_ message: String) throws(AlertFieldError) -> SMSEncoding {
         try validateText(message, field: .message, limit: messageLimit)
+        var position = 0
+        for c in message {
+            position += 1
+            if c == "\"" || c == ";" {
+                throw AlertFieldError(.message, .commandCharacter(position: position, scalar: c.unicodeScalars.first!.value))
+            }
+        }
         let encoding = SMSEncoding(message)
         if encoding.parts > partLimit {
             throw AlertFieldError(.message, .tooManyParts(parts: encoding.parts, limit: partLimit))

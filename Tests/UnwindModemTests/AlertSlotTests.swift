@@ -82,8 +82,13 @@ struct AlertSlotTests {
             #expect(throws: AlertFieldError.self) { try AlertSlot(name: "a", number: "123", message: "Help\(bad)me") }
         }
         #expect(throws: AlertFieldError(.message, .blank)) { try AlertSlot(name: "a", number: "123", message: "  ") }
-        // Quotes and semicolons are ordinary text in a message: it only ever travels inside a PDU.
-        _ = try AlertSlot(name: "a", number: "123", message: "Call me; \"now\"")
+        // Quotes and semicolons are refused at save (issue 5's injection rule), naming the place.
+        #expect(throws: AlertFieldError(.message, .commandCharacter(position: 8, scalar: 0x3B))) {
+            try AlertSlot(name: "a", number: "123", message: "Call me; now")
+        }
+        #expect(throws: AlertFieldError(.message, .commandCharacter(position: 1, scalar: 0x22))) {
+            try AlertSlot(name: "a", number: "123", message: "\"now\"")
+        }
         // A hand-made string of combining marks is one character but dozens of parts.
         let zalgo = "a" + String(repeating: "\u{301}", count: 700)
         #expect(throws: AlertFieldError.self) { try AlertSlot(name: "a", number: "123", message: zalgo) }

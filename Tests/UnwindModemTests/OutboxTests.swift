@@ -9,7 +9,7 @@ import UnwindSim
 struct OutboxTests {
     @Test func formatRoundTrip() throws {
         let e = OutboxEntry(id: MessageID("alert-1767225600-3-00ff"), created: WallTime(secondsSinceEpoch: 1_767_225_600),
-                            sequence: 3, slot: 2, alert: alert("Mum", "+15550100001", "Call me; \"now\" — 🙏"),
+                            sequence: 3, slot: 2, alert: alert("Mum", "+15550100001", "Call me, 'now' — 🙏"),
                             reference: 4711, partsSent: 1, attempts: 2, failure: nil,
                             history: [OutboxAttempt(at: WallTime(secondsSinceEpoch: 1_767_225_601), problem: "network error 38 (network out of order)")])
         let text = Outbox.format(e)
@@ -23,7 +23,7 @@ struct OutboxTests {
             reference 4711
             parts-sent 1
             attempts 2
-            message Call me; "now" — 🙏
+            message Call me, 'now' — 🙏
             attempt 1767225601 network error 38 (network out of order)
 
             """)

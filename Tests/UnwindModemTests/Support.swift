@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import Logging
 import Testing
-import UnwindCore
+@testable import UnwindCore
 import UnwindHardware
 import UnwindModem
 import UnwindSim
@@ -196,4 +196,10 @@ extension Array where Element == UInt8 {
 func alert(_ name: String = "Mum", _ number: String = "+15550100001",
            _ message: String = "I'm having a panic attack. Please call me.") -> AlertSlot {
     try! AlertSlot(name: name, number: number, message: message)
+}
+
+/// An alert whose message has quotes or semicolons, which saving refuses: for proving that the
+/// encoder and the modem keep even such text inside the PDU.
+func unsavableAlert(_ name: String, _ number: String, _ message: String) -> AlertSlot {
+    try! AlertSlot(testingName: name, number: PhoneNumber(number), message: message)
 }
