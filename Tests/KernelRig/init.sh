@@ -110,6 +110,12 @@ if [ -d "$r/run" ]; then
     mount -t tmpfs -o mode=755 tmpfs "$r/run" || die "cannot mount /run in the chroot"
 fi
 
+# --- loopback -------------------------------------------------------------------------------------
+# Foundation's CFSocket (behind Process and run loops) wakes itself through a UDP socket pair on
+# 127.0.0.1: with lo down, Process.run() cannot create it ("Could not create wakeup socket pair")
+# and hangs.
+ip link set lo up || die "cannot bring up the loopback interface"
+
 say "gpio-sim $sim_dev: /dev/$sim_chip ($RIG_GPIO_LINES lines, '$RIG_GPIO_LABEL'); i2c-stub: /dev/i2c-$i2c_bus at $RIG_I2C_ADDRS"
 [ "$RIG_DEBUG" = 1 ] && cat /proc/mounts
 
