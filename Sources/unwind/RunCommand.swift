@@ -18,11 +18,15 @@ struct Run: ParsableCommand {
     @Option(help: "The configuration file (YAML). A missing file means every default.")
     var config: String = DeviceConfiguration.defaultPath
 
+    @Option(help: "The control socket the maintainer's commands use (default: $RUNTIME_DIRECTORY/control.sock, else /run/unwind/control.sock).")
+    var socket: String?
+
     func run() throws {
-        var logger = Logger(label: "unwind")
-        logger.logLevel = .info
+        let recent = RecentLog()
+        let logger = recent.logger(label: "unwind")
         let configuration = try loadConfiguration(config, logger: logger)
-        try Daemon(configuration: configuration, logger: logger).run()
+        try Daemon(configuration: configuration, logger: logger, socket: socket ?? MaintenanceHost.daemonSocket(),
+                   recentLog: recent).run()
     }
 }
 
@@ -51,6 +55,9 @@ func fail(_ message: String, code: ExitCode) -> ExitCode {
 struct Daemon {
     var configuration: DeviceConfiguration
     var logger: Logger
+    /// The control socket (see `ControlServer`).
+    var socket: String
+    var recentLog: RecentLog?
 
     func run() throws {
         let c = configuration
@@ -87,11 +94,28 @@ struct Daemon {
 
         let panel = SSD1306(bus: bus, configuration: panelConfiguration, logger: logger, clock: { clock.now().instant })
         let presenter = ThreadedPresenter(panel: panel, width: c.display.panel.width, height: c.display.panel.height, logger: logger)
-        let persistence = StatePersistence(store: store, logger: logger, writeInBackground: true)
+        // The maintainer's commands find the daemon through the state directory and reach it on
+        // the control socket; the files are loaded holding the state lock (see MaintenanceHost).
+        let host: MaintenanceHost
+        do {
+            host = try MaintenanceHost(stateDirectory: c.stateDirectory, socketPath: socket, contentDirectory: c.contentDirectory,
+                                       logger: logger, now: clock.now().wall, recentLog: recentLog)
+        } catch {
+            throw fail("cannot start: \(error)", code: .failure)
+        }
+        host.server?.displayHealth = { panel.isLost ? "lost (the panel does not answer on the bus; see the journal)" : "ok" }
+        let persistence = StatePersistence(store: store, logger: logger, writeInBackground: true, lock: host.lock)
         let content = DeviceContent.directory(override: c.contentDirectory)
         let help = DeviceContent.helpLibrary(in: content)
-        let core = DeviceCore.starting(settings: c.settings, persistence: persistence, help: help, now: clock.now().wall,
-                                       content: content, counselling: c.counselling, website: c.counsellingWebsite)
+        let core: DeviceCore
+        do {
+            core = try host.loading {
+                DeviceCore.starting(settings: c.settings, persistence: persistence, help: help, now: clock.now().wall,
+                                    content: content, counselling: c.counselling, website: c.counsellingWebsite)
+            }
+        } catch {
+            throw fail("cannot start: \(error)", code: .failure)
+        }
         let alerts = try Self.alertLink(c, logger: logger, now: clock.now())
         let alarm: RealtimeAlarm?
         do { alarm = try RealtimeAlarm() } catch {
@@ -108,7 +132,7 @@ struct Daemon {
         let loop = DeviceLoop(core: core, clock: clock, waiter: waiter, buttons: buttons, motor: motor,
                               presenter: presenter, persistence: persistence, buttonTiming: c.buttonTiming,
                               display: (c.display.panel.width, c.display.panel.height), logger: logger,
-                              alarm: alarm, displayControl: panel, camera: camera, alerts: alerts)
+                              alarm: alarm, displayControl: panel, camera: camera, alerts: alerts, control: host.server)
         let systemd = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
         logger.info("unwind running; state in \(c.stateDirectory)")
         systemd.notify("READY=1")
@@ -119,6 +143,8 @@ struct Daemon {
             return daemonStop.load(ordering: .relaxed)
         })
         systemd.notify("STOPPING=1")
+        // After the last saves: no command may edit the files while the daemon still writes them.
+        host.close()
         presenter.stop()
         motor.release()
         buttons.release()

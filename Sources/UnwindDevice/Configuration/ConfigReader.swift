@@ -70,7 +70,7 @@ public final class ConfigReader {
 
     public func optionalString(_ key: String) -> String? { scalar(key) }
 
-    public func int(_ key: String, default d: Int, in range: ClosedRange<Int>) -> Int {
+    public func int(_ key: String, default d: Int, in range: ClosedRange<Int>, hex: Bool = false) -> Int {
         guard let s = scalar(key) else { return d }
         let v: Int?
         if s.hasPrefix("0x") || s.hasPrefix("0X") { v = Int(s.dropFirst(2), radix: 16) } else { v = Int(s) }
@@ -79,7 +79,8 @@ public final class ConfigReader {
             return d
         }
         guard range.contains(v) else {
-            problems.append(ConfigProblem(key: key, message: "\(v) is out of range; allowed \(range.lowerBound)…\(range.upperBound)"))
+            func show(_ n: Int) -> String { hex ? "0x" + String(n, radix: 16, uppercase: true) : String(n) }
+            problems.append(ConfigProblem(key: key, message: "\(show(v)) is out of range; allowed \(show(range.lowerBound))…\(show(range.upperBound))"))
             return d
         }
         return v

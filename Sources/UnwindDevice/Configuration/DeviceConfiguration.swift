@@ -28,6 +28,8 @@ public struct DeviceConfiguration: Sendable {
         /// Prefer the stable `/dev/serial/by-id/…` name (or the udev rule's `/dev/unwind-modem`).
         public var serial = SerialConfiguration(path: "/dev/unwind-modem")
         public var modem = ModemConfiguration()
+        /// Entered once per modem start when the SIM asks for it (never retried after a refusal).
+        public var simPIN: String?
         public init() {}
     }
 
@@ -83,7 +85,7 @@ public struct DeviceConfiguration: Sendable {
         if let problem = c.gpio.problem { r.problem("gpio", problem) }
 
         c.display.bus = r.int("display.bus", default: 1, in: 0...255)
-        c.display.address = UInt8(r.int("display.address", default: 0x3C, in: 0x03...0x77))
+        c.display.address = UInt8(r.int("display.address", default: 0x3C, in: 0x03...0x77, hex: true))
         let height = r.int("display.height", default: 64, in: 32...64)
         if height != 32 && height != 64 { r.problem("display.height", "must be 64 or 32") }
         c.display.panel.height = height == 32 ? 32 : 64
@@ -103,8 +105,12 @@ public struct DeviceConfiguration: Sendable {
         if let smsc = r.optionalString("modem.service_centre") {
             do { c.modem.modem.serviceCentre = try PhoneNumber(smsc) } catch { r.problem("modem.service_centre", error.description) }
         }
-        if r.optionalString("modem.pin") != nil {
-            r.problem("modem.pin", "SIM PIN entry is not supported: remove the PIN from the SIM (in a phone) instead")
+        if let pin = r.optionalString("modem.sim_pin") {
+            if (4...8).contains(pin.count) && pin.allSatisfy({ $0.isASCII && $0.isNumber }) {
+                c.modem.simPIN = pin
+            } else {
+                r.problem("modem.sim_pin", "a SIM PIN is 4 to 8 digits")
+            }
         }
 
         let name = r.string("counselling.name", default: c.counselling.name)
@@ -127,7 +133,7 @@ public struct DeviceConfiguration: Sendable {
             hold: .milliseconds(r.int("panic.hold_ms", default: 1500, in: 500...5000)),
             cancelWindow: r.seconds("panic.cancel_window_s", default: 0, in: 0...30))
 
-        if let zone = r.optionalString("reminders.time_zone") {
+        if let zone = r.optionalString("reminders.time_zone"), zone != "system" {
             if let tz = TimeZone(identifier: zone) { c.settings.timeZone = tz } else {
                 r.problem("reminders.time_zone", "\(String(reflecting: zone)) is not a time zone name like America/Vancouver")
             }

@@ -1,0 +1,71 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+
+/// Log lines for the systemd journal: `<N>` in front of each line gives its priority (sd-daemon(3)
+/// prefixes; the unit keeps `SyslogLevelPrefix=yes`), so `journalctl -p err -u unwind` finds the
+/// errors. The journal adds the time itself. Outside systemd ($JOURNAL_STREAM unset) swift-log's
+/// usual stream handler is used instead.
+public struct JournalLogHandler: LogHandler {
+    public var logLevel: Logger.Level = .info
+    public var metadata: Logger.Metadata = [:]
+    let label: String
+
+    public init(label: String) { self.label = label }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public static func priority(_ level: Logger.Level) -> Int {
+        switch level {
+        case .trace, .debug: 7
+        case .info: 6
+        case .notice: 5
+        case .warning: 4
+        case .error: 3
+        case .critical: 2
+        }
+    }
+
+    public func log(level: Logger.Level, message: Logger.Message, metadata extra: Logger.Metadata?,
+                    source: String, file: String, function: String, line: UInt) {
+        var all = metadata
+        if let extra { all.merge(extra) { $1 } }
+        var text = "<\(Self.priority(level))>"
+        if !all.isEmpty { text += all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ") + " " }
+        // One journal entry per line: a message's own line breaks would split it.
+        text += message.description.replacingNewlines + "\n"
+        // One write(2) per line, so lines from the loop and the display thread never interleave.
+        var line = text
+        line.withUTF8 { b in
+            var off = 0
+            while off < b.count {
+                let w = write(STDERR_FILENO, b.baseAddress! + off, b.count - off)
+                if w < 0 && errno == EINTR { continue }
+                if w <= 0 { break }
+                off += w
+            }
+        }
+    }
+
+    /// Bootstraps swift-log for the daemon: journal priorities under systemd, plain lines otherwise.
+    public static func bootstrap(environment: [String: String]) {
+        if environment["JOURNAL_STREAM"] != nil {
+            LoggingSystem.bootstrap { JournalLogHandler(label: $0) }
+        } else {
+            LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+        }
+    }
+}
+
+extension String {
+    var replacingNewlines: String {
+        var out = ""
+        out.reserveCapacity(utf8.count)
+        for c in self { out.append(c == "\n" || c == "\r" ? " " : c) }
+        return out
+    }
+}
