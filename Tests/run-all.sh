@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it (.ci/run) and as a newcomer runs it from the README:
+#   1. deploy/dev-deps.sh: what building and testing needs (apt-get, only when missing);
+#   2. swift test: every Swift Testing suite (core, render, simulated devices, the modem over a
+#      pseudo-terminal, the file store killed mid-write, the maintainer's commands end to end);
+#   3. Tests/KernelRig/hardware-tests.sh: the GPIO and I²C code and the daemon against a real
+#      Linux kernel (gpio-sim, i2c-stub) in a qemu guest;
+#   4. deploy/test.sh: shellcheck, the installer twice into a throwaway root, the systemd unit,
+#      the udev rules, the Ansible playbook, the configuration file against the binary.
+# Every stage runs; the script fails when any stage failed.
+#   UNWIND_SKIP_RIG=1 / UNWIND_SKIP_DEPLOY=1 leave out stage 3 / 4 (quicker local runs).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+
+./deploy/dev-deps.sh || { echo "run-all: installing the dependencies failed" >&2; exit 1; }
+
+failed=()
+stage() {
+    local name=$1
+    shift
+    local start=$SECONDS
+    echo "=== $name"
+    if "$@"; then
+        echo "=== $name: passed ($((SECONDS - start)) s)"
+    else
+        echo "=== $name: FAILED ($((SECONDS - start)) s)"
+        failed+=("$name")
+    fi
+}
+
+stage "build" swift build --build-tests
+stage "swift test" swift test --skip-build
+if [ "${UNWIND_SKIP_RIG:-0}" != 1 ]; then
+    stage "kernel rig" Tests/KernelRig/hardware-tests.sh --scratch-path .build
+fi
+if [ "${UNWIND_SKIP_DEPLOY:-0}" != 1 ]; then
+    stage "deployment" env UNWIND_BINARY="$PWD/.build/debug/unwind" deploy/test.sh
+fi
+
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "run-all: failed: ${failed[*]}"
+    exit 1
+fi
+echo "run-all: every stage passed"
