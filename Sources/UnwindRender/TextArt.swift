@@ -27,14 +27,17 @@ public enum TextArt {
     }
 
     /// One frame as hex, page by page: the format of the simulator's `frames.log`.
-    public static func hex(_ fb: Framebuffer) -> String {
+    public static func hex(_ fb: Framebuffer) -> String { hex(fb.bytes) }
+
+    /// Bytes as lower-case hex digits, two per byte (the simulator's logs).
+    public static func hex(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(fb.bytes.count * 2)
-        for b in fb.bytes {
-            bytes.append(digits[Int(b >> 4)])
-            bytes.append(digits[Int(b & 0xF)])
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count * 2)
+        for b in bytes {
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 0xF)])
         }
-        return String(decoding: bytes, as: UTF8.self)
+        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -80,6 +80,27 @@ struct Bench: ParsableCommand {
               "(state-file checkpoints once a minute)")
         print("missed frames: \(loop.statistics.framesMissed), worst motor lateness: \(loop.statistics.worstMotorLateness)")
 
+        // 3. The display bus: what the SSD1306 driver sends for these frames, against a driver
+        // that sends every frame whole, at the Pi's default 100 kHz and at 400 kHz.
+        let state = core.state
+        print("")
+        print("SSD1306 over I²C, square breathing, \(frames) frames (plain I²C, I2C_RDWR):")
+        print(BusCost.measure(count: frames) { k, fb in
+            Screen.render(state, at: Instant(nanoseconds: Int64(k) * 1_000_000_000 / 30), into: &fb)
+        })
+        print("SSD1306 over SMBus I²C-block writes (adapters without plain I²C):")
+        print(BusCost.measure(count: frames, capabilities: [.smbusBlockWrite]) { k, fb in
+            Screen.render(state, at: Instant(nanoseconds: Int64(k) * 1_000_000_000 / 30), into: &fb)
+        })
+
+        // 4. PANIC armed → first byte of AT+CMGS on the tty of a ready simulated modem.
+        var latencies: [Duration] = []
+        for _ in 0..<15 { latencies.append(try measurePanicLatency(alerts: 5, baud: 115_200)) }
+        latencies.sort()
+        print("")
+        print("PANIC armed (5 alerts journaled) → first byte of AT+CMGS at 115200 baud over a pty, 15 runs:",
+              "p50 \(ms(latencies[7])), min \(ms(latencies[0])), max \(ms(latencies[14]))")
+
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
         print("peak RSS: \(usage.ru_maxrss / 1024) MiB (\(usage.ru_maxrss) KiB)")
@@ -100,6 +121,8 @@ struct Bench: ParsableCommand {
         throw ExitCode.failure
     }
 }
+
+func ms(_ d: Duration) -> String { String(format: "%.1f ms", Double(d.nanoseconds) / 1e6) }
 
 func monotonicNanoseconds() -> Int64 {
     var ts = timespec()
