@@ -75,7 +75,8 @@ let package = Package(
         .testTarget(name: "UnwindCoreTests", dependencies: ["UnwindCore"]),
         .testTarget(name: "UnwindRenderTests", dependencies: ["UnwindRender"]),
         .testTarget(name: "UnwindHardwareTests", dependencies: ["UnwindHardware", "store-writer"]),
-        .testTarget(name: "UnwindSimTests", dependencies: ["UnwindSim"]),
+        // "unwind": the maintainer-command tests run the real executable against a device in the test.
+        .testTarget(name: "UnwindSimTests", dependencies: ["UnwindSim", "unwind"]),
         .testTarget(name: "UnwindModemTests", dependencies: ["UnwindModem", "UnwindSim"]),
     ]
 )

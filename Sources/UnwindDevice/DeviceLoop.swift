@@ -41,6 +41,8 @@ public final class DeviceLoop {
     let display: DisplayControl?
     let camera: GroundingCamera?
     let alerts: AlertLink?
+    /// The maintainer's control socket (none: no commands reach this device).
+    let control: ControlServer?
     var alertUpdates: [AlertLinkUpdate] = []
     /// Effects produced while performing effects (the core's answer to a failed send).
     var deferred: [Effect] = []
@@ -67,11 +69,13 @@ public final class DeviceLoop {
     ///   - alarm: the wall-clock alarm for reminders (none: reminders never fire).
     ///   - displayControl: the panel's power and contrast, for screen care (none: left as is).
     ///   - camera: the grounding capture command (none: captures write nothing).
+    ///   - control: the control socket the maintainer's commands talk to (none: they cannot).
+    ///     Serviced on every pass without blocking; see `ControlServer`.
     public init(core: DeviceCore, clock: DeviceClock, waiter: LoopWaiter, buttons: ButtonLines,
                 motor: MotorLine, presenter: FramePresenter, persistence: StatePersistence,
                 buttonTiming: ButtonClassifier.Timing = .init(), display: (width: Int, height: Int) = (128, 64),
                 logger: Logger, alarm: WallClockAlarm? = nil, displayControl: DisplayControl? = nil,
-                camera: GroundingCamera? = nil, alerts: AlertLink? = nil) {
+                camera: GroundingCamera? = nil, alerts: AlertLink? = nil, control: ControlServer? = nil) {
         self.core = core
         self.clock = clock
         self.waiter = waiter
@@ -87,8 +91,9 @@ public final class DeviceLoop {
         self.display = displayControl
         self.camera = camera
         self.alerts = alerts
+        self.control = control
         self.nextSyncCheck = frameOrigin
-        descriptors.reserveCapacity(16)
+        descriptors.reserveCapacity(32)
         effects.reserveCapacity(64)
         gestures.reserveCapacity(16)
         edges.reserveCapacity(16)
@@ -131,6 +136,7 @@ public final class DeviceLoop {
         applyMotor(now.instant)
         if let alarm { serviceAlarm(alarm, now) }
         if let alerts { serviceAlerts(alerts, now) }
+        if let control { control.service(self, at: clock.now()) }
 
         if now.instant >= frameDeadline(frameIndex) {
             core.tick(at: now, effects: &effects)
@@ -156,6 +162,7 @@ public final class DeviceLoop {
             descriptors.append(contentsOf: buttons.pollDescriptors)
             if let fd = alarm?.pollDescriptor { descriptors.append(fd) }
             if let alerts { descriptors.append(contentsOf: alerts.pollDescriptors) }
+            if let control { descriptors.append(contentsOf: control.pollDescriptors) }
             do { try waiter.wait(until: deadline, watching: descriptors) } catch { report(error) }
         }
     }
@@ -215,6 +222,16 @@ public final class DeviceLoop {
         // Nothing of the grounding exercise outlives the daemon.
         camera?.close()
         alerts?.close()
+    }
+
+    /// A maintainer's change (from the control socket), applied between passes as a button's
+    /// is: the core changes, and what it asks for (saves, motor edges) is done at once.
+    func maintain<T>(_ change: (inout DeviceCore, Moment, inout [Effect]) -> T) -> T {
+        let now = clock.now()
+        let result = change(&core, now, &effects)
+        perform()
+        applyMotor(now.instant)
+        return result
     }
 
     private func perform() {

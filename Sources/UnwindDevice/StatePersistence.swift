@@ -1,5 +1,6 @@
 import Dispatch
 import Logging
+import Synchronization
 import UnwindCore
 import UnwindHardware
 
@@ -14,11 +15,19 @@ public final class StatePersistence: @unchecked Sendable {
     /// card (a person's lifetime totals) is not replaced by zeros the device only assumed.
     /// Written during loading, before the loop starts; read-only afterwards.
     private var protected: Set<String> = []
+    /// Taken around every write, so a maintainer's command never interleaves with the device's
+    /// writes (see `StateLock`); nil: no other writer to fear (tests).
+    public let lock: StateLock?
+    /// Writes asked for so far (the loop's thread only): barriers are counted in it.
+    public private(set) var writesAsked: UInt64 = 0
+    /// The latest failed writes: (number of the write, what failed).
+    private let failures = WriteFailures()
 
-    public init(store: StateStore, logger: Logger, writeInBackground: Bool) {
+    public init(store: StateStore, logger: Logger, writeInBackground: Bool, lock: StateLock? = nil) {
         self.store = store
         self.logger = logger
         self.queue = writeInBackground ? DispatchQueue(label: "unwind.state-writer") : nil
+        self.lock = lock
     }
 
     /// Reads `totalTime.txt`: missing means zeros; a corrupt or truncated file is logged, moved
@@ -100,19 +109,78 @@ public final class StatePersistence: @unchecked Sendable {
     }
 
     public func save(_ file: StateFile, _ text: String) {
-        if protected.contains(file.rawValue) {
-            logger.error("not saving \(file.rawValue): the unusable file on the card is kept for inspection")
+        save(named: file.rawValue, Array(text.utf8))
+    }
+
+    /// Replaces any state file (an alert slot's) the way `save` does: in the background on the
+    /// device, under the state lock.
+    public func save(named name: String, _ bytes: [UInt8]) {
+        if protected.contains(name) {
+            logger.error("not saving \(name): the unusable file on the card is kept for inspection")
             return
         }
-        let bytes = Array(text.utf8)
-        let write: @Sendable () -> Void = { [store, logger] in
-            do { try store.replace(file.rawValue, with: bytes) } catch {
-                logger.error("saving \(file.rawValue) failed: \(error)")
+        writesAsked += 1
+        let number = writesAsked
+        let write: @Sendable () -> Void = { [store, logger, lock, failures] in
+            do {
+                let held = try lock?.acquire(timeout: nil)
+                defer { held?.release() }
+                try store.replace(name, with: bytes)
+            } catch {
+                logger.error("saving \(name) failed: \(error)")
+                failures.record(number, "saving \(name) failed: \(error)")
             }
         }
         if let queue { queue.async(execute: write) } else { write() }
     }
 
+    /// Done once every write asked for so far is on the card; `failure` then says whether one
+    /// asked for after write number `after` failed. The loop polls it: nothing waits.
+    public func barrier(after: UInt64) -> WriteBarrier {
+        let barrier = WriteBarrier(after: after, upTo: writesAsked, failures: failures)
+        if let queue { queue.async { barrier.finish() } } else { barrier.finish() }
+        return barrier
+    }
+
     /// Waits for every write already asked for; used on shutdown.
     public func flush() { queue?.sync {} }
+}
+
+/// The point in the writer's queue after which a maintainer's change is on the card.
+public final class WriteBarrier: Sendable {
+    let after: UInt64
+    let upTo: UInt64
+    let failures: WriteFailures
+    private let done = Atomic<Bool>(false)
+
+    init(after: UInt64, upTo: UInt64, failures: WriteFailures) {
+        self.after = after
+        self.upTo = upTo
+        self.failures = failures
+    }
+
+    func finish() { done.store(true, ordering: .releasing) }
+
+    public var isDone: Bool { done.load(ordering: .acquiring) }
+
+    /// The first failed write between the change and the barrier.
+    public var failure: String? {
+        failures.first(after: after, upTo: upTo)
+    }
+}
+
+/// The latest failed writes, numbered, shared with the writer queue.
+final class WriteFailures: Sendable {
+    private let list = Mutex<[(UInt64, String)]>([])
+
+    func record(_ number: UInt64, _ what: String) {
+        list.withLock { f in
+            f.append((number, what))
+            if f.count > 16 { f.removeFirst(f.count - 16) }
+        }
+    }
+
+    func first(after: UInt64, upTo: UInt64) -> String? {
+        list.withLock { f in f.first { $0.0 > after && $0.0 <= upTo }?.1 }
+    }
 }

@@ -48,6 +48,7 @@ public final class GSMModem {
     enum Stage: Equatable { case closed, syncing, initializing, ready, resetting }
     enum Job: Equatable {
         case sync, initStep, refresh, setServiceCentre, dial, hangUp, reset
+        case technician(Int)
         case pduMode(MessageID)
         case submit(MessageID, part: Int)
     }
@@ -82,6 +83,11 @@ public final class GSMModem {
     var tracked: [Tracked] = []
     var finished: [MessageStatus] = []
     var events: [ModemEvent] = []
+
+    // Technician's commands and start-up checks (`unwind modem at`, `unwind modem check`)
+    var technicianQueue: [(id: Int, command: ATCommand)] = []
+    var technicianResults: [Int: TechnicianResult] = [:]
+    var nextTechnicianID = 1
 
     // Calls
     enum CallRequest: Equatable { case dial(PhoneNumber, since: Instant), hangUp }
@@ -128,8 +134,13 @@ public final class GSMModem {
         consider(engine.nextDeadline)
         if !pending.isEmpty { consider(now + .milliseconds(2)) }
         guard engine.isIdle else { return d }
-        if let w = waitUntil { consider(w); return d }
+        if let w = waitUntil {
+            consider(w)
+            if stage == .initializing && !technicianQueue.isEmpty { consider(now) }
+            return d
+        }
         if stage == .ready {
+            if !technicianQueue.isEmpty { consider(now) }
             for t in tracked where t.state != .cancelled {
                 if case .failed = t.state { continue }
                 consider(t.inAttempt || canSend ? t.nextAttempt : max(t.nextAttempt, sendingHeldUntil ?? t.nextAttempt))
@@ -237,6 +248,66 @@ public final class GSMModem {
     /// Nothing left to send or cancel.
     public var isIdle: Bool { tracked.isEmpty }
 
+    // MARK: - Technician
+
+    /// Queues a technician's command (`unwind modem at`). It runs once the modem is set up and
+    /// no alert is due (alerts always go first), or while set-up waits for the SIM; its answer is
+    /// then available from `takeTechnicianResult`.
+    @discardableResult
+    public func runTechnician(_ command: TechnicianCommand) -> TechnicianTicket {
+        enqueueTechnician(.technician(command))
+    }
+
+    /// Queues the start-up sequence's commands again, one ticket each, in order: `AT`, ATE0,
+    /// AT+CMEE=1, AT+CPIN?, AT+CMGF=0, AT+CREG?, AT+CGREG?, AT+CEREG?, AT+CSQ, AT+COPS?
+    /// (`unwind modem check`). They run like technician commands, between alerts; the answers
+    /// also refresh `status` (SIM, registration, signal, operator).
+    public func runStartupCheck() -> [(ticket: TechnicianTicket, command: String)] {
+        ([ATCommand.attention] + Self.startup).map { (enqueueTechnician($0), $0.line) }
+    }
+
+    /// The answer to a ticket, once there is one (taken: asked again, nil).
+    public func takeTechnicianResult(_ ticket: TechnicianTicket) -> TechnicianResult? {
+        technicianResults.removeValue(forKey: ticket.id)
+    }
+
+    /// Forgets a ticket: dropped if it has not run, its answer discarded if it has.
+    public func cancelTechnician(_ ticket: TechnicianTicket) {
+        technicianQueue.removeAll { $0.id == ticket.id }
+        technicianResults[ticket.id] = nil
+    }
+
+    private func enqueueTechnician(_ command: ATCommand) -> TechnicianTicket {
+        let id = nextTechnicianID
+        nextTechnicianID += 1
+        technicianQueue.append((id, command))
+        return TechnicianTicket(id: id)
+    }
+
+    private func startTechnician() {
+        let (id, command) = technicianQueue.removeFirst()
+        logger.notice("technician: \(command.line)")
+        start(command, timeout: configuration.timeouts.command, job: .technician(id))
+    }
+
+    private func technicianCompleted(_ id: Int, _ command: ATCommand, _ r: ATResponse) {
+        technicianResults[id] = TechnicianResult(command: command.line, response: r)
+        if technicianResults.count > 64, let oldest = technicianResults.keys.min() { technicianResults[oldest] = nil }
+        switch command {
+        case .pinStatus where r.value("+CPIN:")?.unquoted.uppercased() == "READY":
+            status.sim = .ready
+        case .registration(let d) where r.outcome.isOK:
+            status.registration[d] = r.value("+\(d.rawValue):").flatMap(RegistrationState.parseQuery)
+            registrationChanged()
+        case .signalQuality, .operatorName:
+            readStatus(command, r)
+        default:
+            break
+        }
+        // A command that got no answer may have left the line in any state: ESC, drain, AT.
+        if case .timedOut = r.outcome { recover() }
+    }
+
     // MARK: - Calls
 
     /// Dials `number` (the counselling line) as soon as the modem is ready.
@@ -313,6 +384,7 @@ public final class GSMModem {
         case .setServiceCentre: serviceCentreCompleted(response)
         case .dial: dialCompleted(response)
         case .hangUp: hangUpCompleted(response)
+        case .technician(let id): technicianCompleted(id, command, response)
         case .reset:
             if response.outcome == .abandoned { return }  // the boot messages came first and took over
             stage = .resetting
@@ -579,6 +651,11 @@ public final class GSMModem {
 
     private func pump() {
         guard stage != .closed, engine.isIdle else { return }
+        // While set-up waits (a SIM that is not ready), a technician may still ask the modem.
+        if stage == .initializing, waitUntil != nil, !technicianQueue.isEmpty {
+            startTechnician()
+            return
+        }
         if let w = waitUntil {
             if now < w { return }
             waitUntil = nil
@@ -630,6 +707,10 @@ public final class GSMModem {
                     setState(k, .sending)
                     start(.pduMode, timeout: t.command, job: .pduMode(id))
                 }
+                return
+            }
+            if !technicianQueue.isEmpty {
+                startTechnician()
                 return
             }
             if refreshQueue.isEmpty, let r = nextRefresh, now >= r {
@@ -973,6 +1054,18 @@ public final class GSMModem {
             lineLost(error)
         }
     }
+}
+
+/// A queued technician's command or start-up check.
+public struct TechnicianTicket: Hashable, Sendable {
+    public let id: Int
+}
+
+/// How a technician's command (or a start-up check step) ended.
+public struct TechnicianResult: Equatable, Sendable {
+    /// The command line as sent.
+    public var command: String
+    public var response: ATResponse
 }
 
 /// A random source behind one concrete type (the session is not generic over it).

@@ -45,6 +45,9 @@ public struct HeadlessSimulation {
     public var alerts = ScriptedAlertLink()
     /// The display's bus: the driver sends every frame through it to an SSD1306 model.
     public var busCapabilities: I2CCapabilities = [.plainI2C, .smbusBlockWrite]
+    /// A control socket the loop services (optional: on simulated time a command's requests are
+    /// answered between simulated frames).
+    public var control: ControlServer?
 
     public init(script: ButtonScript, stateDirectory: String, outputDirectory: String? = nil,
                 settings: DeviceSettings = DeviceSettings(), contentDirectory: String? = nil,
@@ -114,7 +117,7 @@ public struct HeadlessSimulation {
                 let log = try LogFile(out + "/i2c.log")
                 i2cLog = log
                 i2c.onTransaction = { t in
-                    log.write("\((t.at - time.start).secondsString) \(t.messages.map(hexBytes).joined(separator: " | "))\(t.failure.map { " FAILED errno \($0)" } ?? "")\n")
+                    log.write("\((t.at - time.start).secondsString) \(t.messages.map(TextArt.hex).joined(separator: " | "))\(t.failure.map { " FAILED errno \($0)" } ?? "")\n")
                 }
             }
         }
@@ -127,7 +130,7 @@ public struct HeadlessSimulation {
 
         let loop = DeviceLoop(core: core, clock: time, waiter: time, buttons: buttons, motor: motor,
                               presenter: display, persistence: persistence, logger: logger,
-                              alarm: time, displayControl: panel, camera: camera, alerts: alerts)
+                              alarm: time, displayControl: panel, camera: camera, alerts: alerts, control: control)
         loop.onGesture = { g, at in gestures.append((at, g)) }
         let end = time.start + script.end
         loop.run(until: { time.instant >= end })
@@ -208,16 +211,6 @@ final class RecordingDisplayControl: DisplayControl {
     }
 }
 
-func hexBytes(_ bytes: [UInt8]) -> String {
-    let digits = Array("0123456789abcdef".utf8)
-    var out = [UInt8]()
-    out.reserveCapacity(bytes.count * 2)
-    for b in bytes {
-        out.append(digits[Int(b >> 4)])
-        out.append(digits[Int(b & 0xF)])
-    }
-    return String(decoding: out, as: UTF8.self)
-}
 
 extension Duration {
     /// Seconds with nanosecond precision: the time column of every simulator log.

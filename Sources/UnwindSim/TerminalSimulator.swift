@@ -106,6 +106,7 @@ final class TerminalPanel: DisplayPanel, DisplayControl, @unchecked Sendable {
         TextArt.halfBlocks(model.isOn ? model.visibleFramebuffer() : Framebuffer(), into: &text)
         text += motor.isOn ? " MOTOR \u{1B}[7m ~~~ BUZZ ~~~ \u{1B}[0m" : " MOTOR  .  (still)      "
         text += "\u{1B}[K\n" + KeyMap.legend + "\u{1B}[K\n state and log: \(stateDirectory)\u{1B}[K\n"
+        text += " maintainer's commands, from another terminal: unwind status --state \(stateDirectory)\u{1B}[K\n"
         if let modem {
             let sms = modem.delivered
             text += " simulated modem: \(sms.count) SMS delivered"
@@ -153,12 +154,19 @@ public struct TerminalSimulator {
         let motor = SimulatedMotor(clock: clock)
         let buttons = KeyboardButtons(clock: clock)
         let store = try DirectoryStore(directory: stateDirectory)
-        let persistence = StatePersistence(store: store, logger: logger, writeInBackground: true)
+        // The maintainer's commands work against the simulator too: `unwind status --state DIR`.
+        let host = try MaintenanceHost(stateDirectory: stateDirectory,
+                                       socketPath: MaintenanceHost.simulatorSocket(stateDirectory: stateDirectory),
+                                       contentDirectory: contentDirectory, logger: logger, now: clock.now().wall)
+        defer { host.close() }
+        let persistence = StatePersistence(store: store, logger: logger, writeInBackground: true, lock: host.lock)
         let help = DeviceContent.helpLibrary(in: DeviceContent.directory(override: contentDirectory))
         var settings = settings
         settings.timeZone = .current
-        let core = DeviceCore.starting(settings: settings, persistence: persistence, help: help, now: clock.now().wall,
-                                       content: DeviceContent.directory(override: contentDirectory))
+        let core = try host.loading {
+            DeviceCore.starting(settings: settings, persistence: persistence, help: help, now: clock.now().wall,
+                                content: DeviceContent.directory(override: contentDirectory))
+        }
         // A simulated GSM modem on a real pseudo-terminal, driven through the real AT engine.
         let modemSim = try ModemSimulator()
         modemSim.start()
@@ -189,7 +197,7 @@ public struct TerminalSimulator {
 
         let loop = DeviceLoop(core: core, clock: clock, waiter: waiter, buttons: buttons, motor: motor,
                               presenter: presenter, persistence: persistence, logger: logger,
-                              alarm: alarm, displayControl: panel, alerts: ModemAlertLink(modem: modem))
+                              alarm: alarm, displayControl: panel, alerts: ModemAlertLink(modem: modem), control: host.server)
         loop.run(until: { buttons.quit || terminalStop.load(ordering: .relaxed) })
     }
 }

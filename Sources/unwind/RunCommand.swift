@@ -22,8 +22,13 @@ struct Run: ParsableCommand {
     var socket: String?
 
     func run() throws {
+        // The journal (with priorities) under systemd, standard error otherwise; the latest warnings
+        // and errors are also kept for `unwind status`.
         let recent = RecentLog()
-        let logger = recent.logger(label: "unwind")
+        let underSystemd = ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil
+        let logger = recent.logger(label: "unwind") { label -> LogHandler in
+            underSystemd ? JournalLogHandler(label: label) as LogHandler : StreamLogHandler.standardError(label: label)
+        }
         let configuration = try loadConfiguration(config, logger: logger)
         try Daemon(configuration: configuration, logger: logger, socket: socket ?? MaintenanceHost.daemonSocket(),
                    recentLog: recent).run()

@@ -10,7 +10,16 @@ struct Unwind: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "unwind",
         abstract: "Unwind, the bedside haptic breathing companion.",
-        subcommands: [Sim.self, Run.self],
+        discussion: """
+            The maintainer's commands (status, screen, alerts, mantras, reminders, stats, modem, hw, backup, \
+            restore, config) work beside the running device: they ask it through its control socket, and edit \
+            the state files themselves only when no device runs. Each takes --config, --state and --socket. \
+            Exit status: 0 done, 1 could not be done (the device is not running, a file cannot be read, the \
+            modem failed …), 2 bad usage or input.
+            """,
+        subcommands: [Sim.self, Run.self, StatusCommand.self, ScreenCommand.self, AlertsCommand.self, MantrasCommand.self,
+                      RemindersCommand.self, StatsCommand.self, ModemCommand.self, HardwareCommand.self,
+                      BackupCommand.self, RestoreCommand.self, ConfigCommand.self],
         defaultSubcommand: Sim.self)
 }
 
@@ -101,4 +110,32 @@ struct Sim: ParsableCommand {
     }
 }
 
-Unwind.main()
+/// Exit status 0 done, 1 failed, 2 bad usage or input — argument-parser's usage errors (64)
+/// become 2 — and every error one line on standard error, "unwind: …".
+func runUnwind() -> Never {
+    do {
+        var command = try Unwind.parseAsRoot()
+        try command.run()
+        exit(0)
+    } catch let failure as ControlFailure {
+        writeError("unwind: " + failure.message)
+        exit(failure.code)
+    } catch let code as ExitCode {
+        exit(code.rawValue)  // the message was printed where the exit was decided
+    } catch {
+        let code = Unwind.exitCode(for: error)
+        if code == .success {
+            print(Unwind.fullMessage(for: error))  // --help
+            exit(0)
+        }
+        let message = Unwind.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
+        if code == .validationFailure {
+            writeError("unwind: \(message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message) (see --help)")
+            exit(2)
+        }
+        writeError("unwind: \(message)")
+        exit(code.rawValue == 0 ? 1 : code.rawValue)
+    }
+}
+
+runUnwind()

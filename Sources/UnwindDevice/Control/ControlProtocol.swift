@@ -1,0 +1,197 @@
+import Foundation
+
+/// The control protocol between the maintainer's `unwind` commands and the running device.
+///
+/// Transport: a SOCK_STREAM UNIX-domain socket — `/run/unwind/control.sock` for the daemon
+/// (`$RUNTIME_DIRECTORY/control.sock` under systemd), `<state dir>/control.sock` for the
+/// simulators; a command finds it in `<state dir>/.daemon` (see `DaemonPresence`).
+///
+/// Framing: one JSON object per line (UTF-8, `\n`-terminated), written by Foundation's
+/// JSONEncoder: a request `{"version":1,"request":{…}}`, answered by exactly one response line.
+/// A connection may carry several requests, one at a time (`unwind screen --watch` keeps one
+/// open). Limits on the daemon's side: a request line of at most `ControlLimits.maximumRequest`
+/// bytes, `ControlLimits.maximumClients` connections, idle connections closed after
+/// `ControlLimits.idleTimeout`; a line that is not a request is answered with an error and the
+/// connection closed.
+///
+/// Every request that changes something is applied by the device to its own state and saved
+/// by it (the device is the one writer while it runs); the answer comes once the files are on
+/// the card (fsync'd), so a command that exits 0 has left its change durable.
+public enum ControlLimits {
+    /// Large enough for `restore` of a full state directory (a full mantras.txt is 321 KB).
+    public static let maximumRequest = 1 << 20
+    public static let maximumClients = 8
+    public static let idleTimeout: Duration = .seconds(30)
+    public static let protocolVersion = 1
+}
+
+public struct ControlEnvelope: Codable, Equatable, Sendable {
+    public var version: Int
+    public var request: ControlRequest
+
+    public init(_ request: ControlRequest) {
+        version = ControlLimits.protocolVersion
+        self.request = request
+    }
+}
+
+/// What a command asks of the device.
+public enum ControlRequest: Codable, Equatable, Sendable {
+    /// Everything `unwind status` prints.
+    case status
+    /// The framebuffer the device drew last.
+    case screen
+    /// A new mantra at the end of the list; it becomes the one shown.
+    case addMantra(text: String)
+    /// Deletes mantra `number` (1-based) if it still reads `expected`.
+    case deleteMantra(number: Int, expected: String?)
+    /// The shipped list again.
+    case resetMantras
+    /// A schedule in the words of `reminders.txt` ("daily 21:30").
+    case setReminder(line: String)
+    /// Changes a slot; a nil field keeps what the slot has (an empty slot needs all three).
+    case setAlert(slot: Int, name: String?, number: String?, message: String?)
+    case clearAlert(slot: Int)
+    /// Sends the slot's message marked "[TEST] " and waits for the outcome.
+    case testAlert(slot: Int, waitSeconds: Int)
+    case resetStatistics
+    /// Replaces the state with an archive's files (already opened and checked by the command;
+    /// checked again by the device).
+    case restore(files: [String: Data])
+    /// The modem's start-up queries again, each step reported.
+    case modemCheck
+    /// One technician's AT command.
+    case modemCommand(String)
+    /// The device pulses its own motor.
+    case motorTest
+}
+
+/// The answer: `code` 0 (done), 1 (could not be done) or 2 (bad input), with one line of
+/// `message`, and whatever the request asked for.
+public struct ControlResponse: Codable, Equatable, Sendable {
+    public var code: Int32
+    public var message: String?
+    public var status: StatusReport?
+    public var screen: ScreenReport?
+    public var mantras: MantrasReport?
+    public var alert: AlertReport?
+    public var steps: [ModemStepReport]?
+    public var lines: [String]?
+
+    public init(code: Int32 = 0, message: String? = nil) {
+        self.code = code
+        self.message = message
+    }
+
+    public static func done(_ message: String? = nil) -> ControlResponse { ControlResponse(code: 0, message: message) }
+
+    public init(_ failure: ControlFailure) {
+        self.init(code: failure.code, message: failure.message)
+    }
+
+    public var failure: ControlFailure? {
+        code == 0 ? nil : ControlFailure(code, message ?? "failed without a reason")
+    }
+}
+
+public struct ScreenReport: Codable, Equatable, Sendable {
+    public var width: Int
+    public var height: Int
+    /// The framebuffer in SSD1306 order (pages of column bytes, bit 0 on top).
+    public var bytes: Data
+    public var asleep: Bool
+    public var page: String
+}
+
+public struct MantrasReport: Codable, Equatable, Sendable {
+    public var items: [String]
+    /// 1-based; 0 for an empty list or when unknown.
+    public var current: Int
+}
+
+public struct AlertReport: Codable, Equatable, Sendable {
+    public var slot: Int
+    public var name: String
+    public var number: String
+    public var message: String
+    /// "GSM-7, 1 part (45 of 160 septets)".
+    public var encoding: String
+}
+
+public struct ModemStepReport: Codable, Equatable, Sendable {
+    public var command: String
+    /// "OK", "ERROR", "+CME ERROR: 10", "no answer", "not run: …".
+    public var outcome: String
+    public var lines: [String]
+    public var ok: Bool
+}
+
+public struct StatusReport: Codable, Equatable, Sendable {
+    public struct Modem: Codable, Equatable, Sendable {
+        public var port: String
+        public var link: String
+        public var sim: String
+        public var registration: String
+        public var signal: String
+        public var operatorName: String?
+        public var serviceCentre: String?
+        public var lastProblem: String?
+        public var restarts: Int
+        public var call: String
+    }
+
+    public struct Message: Codable, Equatable, Sendable {
+        public var id: String
+        public var slot: Int?
+        public var contact: String
+        public var state: String
+        public var attempts: Int
+        public var lastProblem: String?
+    }
+
+    public var pid: Int32
+    public var startedAt: Int64
+    public var now: Int64
+    public var stateDirectory: String
+    public var page: String
+    public var overlay: String
+    public var session: String
+    public var display: String
+    public var displayHealth: String?
+    public var totalSeconds: Int64
+    public var sessions: Int64
+    public var shortestSeconds: Int64
+    public var longestSeconds: Int64
+    public var mantraCount: Int
+    public var currentMantra: Int
+    public var reminder: String
+    public var nextReminder: Int64?
+    public var alertSlots: [String]
+    public var modem: Modem?
+    public var outboxPending: Int
+    public var outboxFailed: Int
+    public var messages: [Message]
+    public var framesRendered: Int
+    public var framesMissed: Int
+    public var loopErrors: Int
+    public var recentErrors: [String]
+}
+
+extension ControlEnvelope {
+    /// One line: the JSON and its `\n`.
+    public func encodedLine() throws -> [UInt8] {
+        var bytes = [UInt8](try JSONEncoder().encode(self))
+        bytes.append(0x0A)
+        return bytes
+    }
+}
+
+extension ControlResponse {
+    public func encodedLine() -> [UInt8] {
+        let encoder = JSONEncoder()
+        var bytes = (try? encoder.encode(self)).map { [UInt8]($0) }
+            ?? Array(#"{"code":1,"message":"the answer could not be encoded"}"#.utf8)
+        bytes.append(0x0A)
+        return bytes
+    }
+}

@@ -1,0 +1,252 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import UnwindCore
+import UnwindHardware
+import UnwindModem
+
+/// How a maintainer's command reaches the device's state.
+///
+/// - When a device runs on the state directory (`DaemonPresence`), every request goes to it
+///   through the control socket: it applies the change to its own state and saves it (the one
+///   writer). A command never edits the files behind a running device's back; when it cannot
+///   reach the socket (permissions) it says so and changes nothing.
+/// - When none runs, a change is made to the files directly (`OfflineState`), holding the state
+///   lock for the whole read-modify-write; under the lock it checks once more that no device
+///   has started meanwhile (a device takes the same lock to load its files, so it loads the
+///   result).
+public struct Maintainer {
+    public var stateDirectory: String
+    /// Overrides the socket the device wrote into `.daemon`.
+    public var socket: String?
+    public var contentDirectory: String?
+
+    public init(stateDirectory: String, socket: String? = nil, contentDirectory: String? = nil) {
+        self.stateDirectory = stateDirectory
+        self.socket = socket
+        self.contentDirectory = contentDirectory
+    }
+
+    /// The state directory must exist (a command never creates one).
+    public func checkStateDirectory() throws(ControlFailure) {
+        var info = stat()
+        if stat(stateDirectory, &info) != 0 {
+            let e = errno
+            throw .failed("cannot use the state directory \(stateDirectory): \(errnoText(e))"
+                          + (e == ENOENT ? " (wrong --state, or the device never ran here?)" : ""))
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR else { throw .failed("\(stateDirectory) is not a directory") }
+    }
+
+    /// The running device's socket, or nil when no device runs.
+    public func runningDeviceSocket() throws(ControlFailure) -> String? {
+        try checkStateDirectory()
+        switch try DaemonPresence.probe(stateDirectory: stateDirectory) {
+        case .stopped: return socket.flatMap { s in ControlClient.answers(s) ? s : nil }
+        case .running(_, let s): return socket ?? s ?? MaintenanceHost.daemonSocket()
+        }
+    }
+
+    /// Asks the running device; fails (exit 1) when none runs. With `acceptingFailure`, an
+    /// answer that reports a failure is returned rather than thrown (its details are wanted).
+    public func ask(_ request: ControlRequest, timeout: Duration = .seconds(20),
+                    acceptingFailure: Bool = false) throws(ControlFailure) -> ControlResponse {
+        guard let path = try runningDeviceSocket() else {
+            throw .failed("the device is not running on \(stateDirectory) (start it: sudo systemctl start unwind)")
+        }
+        return try send(request, to: path, timeout: timeout, acceptingFailure: acceptingFailure)
+    }
+
+    /// Sends, retrying the connection for a moment: a device that has just claimed the state
+    /// directory may not listen yet.
+    func send(_ request: ControlRequest, to path: String, timeout: Duration,
+              acceptingFailure: Bool = false) throws(ControlFailure) -> ControlResponse {
+        let clock = ContinuousClock()
+        let end = clock.now + .seconds(3)
+        while true {
+            do throws(ControlFailure) {
+                let response = try ControlClient.request(request, path: path, timeout: timeout)
+                if let f = response.failure, !acceptingFailure { throw f }
+                return response
+            } catch {
+                if error.message.hasPrefix("the device is not running") {
+                    if clock.now < end {
+                        usleep(50_000)
+                        continue
+                    }
+                    // It holds the state directory but nobody answers: say that, not "not running".
+                    if case .running(let pid, _)? = try? DaemonPresence.probe(stateDirectory: stateDirectory) {
+                        throw .failed("the device runs\(pid.map { " (pid \($0))" } ?? "") but nobody answers on \(path); its control socket could not be made? (journalctl -u unwind)")
+                    }
+                }
+                throw error
+            }
+        }
+    }
+
+    /// A change: through the running device, or on the files when none runs. `viaDevice` says which.
+    public func change(_ request: ControlRequest, timeout: Duration = .seconds(40)) throws(ControlFailure)
+        -> (response: ControlResponse, viaDevice: Bool) {
+        if let path = try runningDeviceSocket() {
+            return (try send(request, to: path, timeout: timeout), true)
+        }
+        let lock = StateLock(stateDirectory: stateDirectory)
+        let held = try lock.acquire()
+        // A device that started while this command waited for the lock takes the change.
+        if let path = try runningDeviceSocket() {
+            held.release()
+            return (try send(request, to: path, timeout: timeout), true)
+        }
+        defer { held.release() }
+        let offline = try OfflineState(stateDirectory: stateDirectory, contentDirectory: contentDirectory)
+        return (try offline.apply(request), false)
+    }
+}
+
+/// The maintainer's changes made to the files themselves, when no device runs (the caller holds
+/// the state lock). Same rules and words as the running device's (`MaintenanceEdits`); files
+/// are replaced atomically by `DirectoryStore`. When the command runs as root the new files are
+/// given the state directory's owner, so the service user can still read them.
+public struct OfflineState {
+    public let store: DirectoryStore
+    public let contentDirectory: String
+
+    public init(stateDirectory: String, contentDirectory: String? = nil) throws(ControlFailure) {
+        do { store = try DirectoryStore(directory: stateDirectory) } catch {
+            throw .failed("cannot use the state directory: \(error)")
+        }
+        self.contentDirectory = DeviceContent.directory(override: contentDirectory)
+    }
+
+    public func apply(_ request: ControlRequest) throws(ControlFailure) -> ControlResponse {
+        switch request {
+        case .status, .screen, .testAlert, .modemCheck, .modemCommand, .motorTest:
+            throw .failed("the device is not running; this needs it (start it: sudo systemctl start unwind)")
+
+        case .addMantra(let text):
+            var items = try mantras()
+            try MaintenanceEdits.checkMantra(text, count: items.count)
+            items.append(text)
+            try write(MantrasFile.name, MantrasFile.format(items))
+            return withMantras(.done("added mantra \(items.count): \"\(text)\" (shown when the device starts)"), items, current: items.count)
+
+        case .deleteMantra(let number, let expected):
+            var items = try mantras()
+            let index = try MaintenanceEdits.mantraIndex(number, count: items.count)
+            if let expected, items[index] != expected { throw MaintenanceEdits.listChanged(number, items) }
+            let text = items.remove(at: index)
+            try write(MantrasFile.name, MantrasFile.format(items))
+            return withMantras(.done("deleted mantra \(number): \"\(text)\"; \(items.count) left"), items, current: 0)
+
+        case .resetMantras:
+            let shipped = DeviceContent.shippedMantras(in: contentDirectory)
+            guard !shipped.isEmpty else { throw .failed("the shipped mantras cannot be read from \(contentDirectory)") }
+            try write(MantrasFile.name, MantrasFile.format(shipped))
+            return withMantras(.done("the \(shipped.count) shipped mantras are back; the person's own were replaced"), shipped, current: 1)
+
+        case .setReminder(let line):
+            let schedule = try MaintenanceEdits.reminder(line)
+            try write(RemindersFile.name, RemindersFile.format(schedule))
+            return .done("reminder: \(RemindersFile.line(schedule))")
+
+        case .setAlert(let slot, let name, let number, let message):
+            _ = try MaintenanceEdits.slotIndex(slot)
+            let current = try slotState(slot)
+            let alert = try MaintenanceEdits.mergedAlert(current, slot: slot, name: name, number: number, message: message)
+            try write(AlertSlotFile.name(slot: slot), AlertSlotFile.format(alert))
+            var r = ControlResponse.done("slot \(slot) saved")
+            r.alert = MaintenanceEdits.report(slot: slot, alert)
+            return r
+
+        case .clearAlert(let slot):
+            _ = try MaintenanceEdits.slotIndex(slot)
+            let wasEmpty = (try? slotState(slot)) == .empty
+            try write(AlertSlotFile.name(slot: slot), "")
+            return .done(wasEmpty ? "slot \(slot) was already empty" : "slot \(slot) cleared")
+
+        case .resetStatistics:
+            try write(TotalTimeFile.name, TotalTimeFile.format(.zero))
+            try write(SessionHistoryFile.name, SessionHistoryFile.format([]))
+            return .done("breathing statistics reset to zero")
+
+        case .restore(let files):
+            let bytes = files.mapValues { [UInt8]($0) }
+            let state = try MaintenanceEdits.restorable(bytes)
+            for name in StateArchive.stateFiles { try write(name, bytes[name]!) }
+            return .done(MaintenanceEdits.restoredMessage(state))
+        }
+    }
+
+    /// The person's list; the shipped one when the device never ran (as the device would seed it).
+    public func mantras() throws(ControlFailure) -> [String] {
+        let bytes: [UInt8]?
+        do { bytes = try store.read(MantrasFile.name) } catch { throw .failed("cannot read \(MantrasFile.name): \(error)") }
+        guard let bytes else { return DeviceContent.shippedMantras(in: contentDirectory) }
+        do { return try MantrasFile.parse(bytes) } catch {
+            throw .failed("\(error); nothing changed — the device sets the file aside and keeps what it can when it starts, or replace the list with 'unwind mantras reset'")
+        }
+    }
+
+    func slotState(_ slot: Int) throws(ControlFailure) -> AlertSlotState {
+        do { return AlertSlotState(file: try store.read(AlertSlotFile.name(slot: slot))) } catch {
+            throw .failed("cannot read \(AlertSlotFile.name(slot: slot)): \(error)")
+        }
+    }
+
+    func withMantras(_ r: ControlResponse, _ items: [String], current: Int) -> ControlResponse {
+        var r = r
+        r.mantras = MantrasReport(items: items, current: items.isEmpty ? 0 : current)
+        return r
+    }
+
+    func write(_ name: String, _ text: String) throws(ControlFailure) { try write(name, Array(text.utf8)) }
+
+    func write(_ name: String, _ bytes: [UInt8]) throws(ControlFailure) {
+        do { try store.replace(name, with: bytes) } catch { throw .failed("cannot write \(name): \(error)") }
+        if geteuid() == 0 {
+            var dir = stat()
+            if stat(store.directory, &dir) == 0, dir.st_uid != 0 || dir.st_gid != 0 {
+                _ = chown(store.directory + "/" + name, dir.st_uid, dir.st_gid)
+            }
+        }
+    }
+}
+
+/// The files of a backup, read from a state directory (`unwind backup`).
+public enum StateBackupReader {
+    /// The nine state files (what a missing one means, when missing) and the outbox's messages.
+    /// Holds the state lock shared while reading, so the files are of one moment.
+    public static func read(stateDirectory: String, contentDirectory: String? = nil) throws(ControlFailure) -> [String: [UInt8]] {
+        let lock = StateLock(stateDirectory: stateDirectory)
+        return try lock.withLock(exclusive: false) { () throws(ControlFailure) -> [String: [UInt8]] in
+            var files: [String: [UInt8]] = [:]
+            let store: DirectoryStore
+            do { store = try DirectoryStore(directory: stateDirectory) } catch { throw .failed("cannot use the state directory: \(error)") }
+            func read(_ name: String) throws(ControlFailure) -> [UInt8]? {
+                do { return try store.read(name) } catch { throw .failed("cannot read \(name): \(error)") }
+            }
+            files[TotalTimeFile.name] = try read(TotalTimeFile.name) ?? Array(TotalTimeFile.format(.zero).utf8)
+            files[SessionHistoryFile.name] = try read(SessionHistoryFile.name) ?? []
+            files[MantrasFile.name] = try read(MantrasFile.name)
+                ?? Array(MantrasFile.format(DeviceContent.shippedMantras(in: DeviceContent.directory(override: contentDirectory))).utf8)
+            files[RemindersFile.name] = try read(RemindersFile.name) ?? Array(RemindersFile.format(.never).utf8)
+            for name in AlertSlotFile.names { files[name] = try read(name) ?? [] }
+            let outbox = stateDirectory + "/outbox"
+            if FileManager.default.fileExists(atPath: outbox) {
+                let names: [String]
+                do { names = try FileManager.default.contentsOfDirectory(atPath: outbox) } catch {
+                    throw .failed("cannot list \(outbox): \(error.localizedDescription)")
+                }
+                let box: DirectoryStore
+                do { box = try DirectoryStore(directory: outbox, maximumFileSize: 64 * 1024) } catch { throw .failed("cannot use \(outbox): \(error)") }
+                for n in names.sorted() where n.hasSuffix(Outbox.fileExtension) && StateArchive.isKnown(StateArchive.outboxPrefix + n) {
+                    do { if let b = try box.read(n) { files[StateArchive.outboxPrefix + n] = b } } catch {
+                        throw .failed("cannot read outbox/\(n): \(error)")
+                    }
+                }
+            }
+            return files
+        }
+    }
+}

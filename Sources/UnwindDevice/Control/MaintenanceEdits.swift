@@ -1,0 +1,149 @@
+import Foundation
+import UnwindCore
+import UnwindModem
+
+/// The rules of the maintainer's edits, shared by the two places they are carried out — the
+/// running device (`DeviceLoop`'s control handler) and a command editing the files itself when
+/// no device runs (`OfflineState`) — so both accept and refuse exactly the same input, with
+/// the same words.
+public enum MaintenanceEdits {
+    public static let testPrefix = "[TEST] "
+
+    /// Slot numbers are 1 to 5; returns the 0-based index.
+    public static func slotIndex(_ slot: Int) throws(ControlFailure) -> Int {
+        guard (1...AlertSlotFile.slotCount).contains(slot) else {
+            throw .input("slot \(slot): there is no such slot; slots are numbered 1 to \(AlertSlotFile.slotCount)")
+        }
+        return slot - 1
+    }
+
+    /// The slot's alert after changing the given fields. Fields are checked in file order
+    /// (name, number, message) and the first that breaks a rule is named with the rule.
+    public static func mergedAlert(_ current: AlertSlotState, slot: Int, name: String?, number: String?,
+                                   message: String?) throws(ControlFailure) -> AlertSlot {
+        if name == nil && number == nil && message == nil {
+            throw .input("nothing to change: give --name, --number and/or --message")
+        }
+        let existing = current.alert
+        guard let n = name ?? existing?.name, let num = number ?? existing?.number.text, let m = message ?? existing?.message else {
+            let missing = [name == nil ? "--name" : nil, number == nil ? "--number" : nil, message == nil ? "--message" : nil]
+                .compactMap { $0 }.joined(separator: ", ")
+            let why = if case .needsAttention = current { "needs attention (its file is not valid)" } else { "is empty" }
+            throw .input("slot \(slot) \(why): give all of --name, --number and --message (missing: \(missing))")
+        }
+        do {
+            return try AlertSlot(name: n, number: num, message: m)
+        } catch {
+            throw .input(error.description)
+        }
+    }
+
+    /// The alert `unwind alerts test` sends: the slot's, its message marked "[TEST] ".
+    public static func testAlert(_ alert: AlertSlot, slot: Int) throws(ControlFailure) -> AlertSlot {
+        let message = testPrefix + alert.message
+        do {
+            return try AlertSlot(name: alert.name, number: alert.number, message: message)
+        } catch {
+            let count = alert.message.count
+            throw .failed("slot \(slot): the message has \(count) characters; marked \"\(testPrefix)\" it would have \(count + testPrefix.count), more than \(AlertSlot.messageLimit) — a test needs a message of at most \(AlertSlot.messageLimit - testPrefix.count) characters")
+        }
+    }
+
+    public static func report(slot: Int, _ a: AlertSlot) -> AlertReport {
+        AlertReport(slot: slot, name: a.name, number: a.number.text, message: a.message, encoding: a.encoding.description)
+    }
+
+    /// A new mantra for a list of `count`: the same checks as the device's (1–160 printable
+    /// characters the display can draw, no surrounding space, at most 1000 mantras).
+    public static func checkMantra(_ text: String, count: Int) throws(ControlFailure) {
+        if let p = MantrasFile.problem(with: text) { throw .input("mantra: \(p)") }
+        if count >= MantrasFile.maximumCount { throw .input("mantra: the list already has \(count) mantras; at most \(MantrasFile.maximumCount)") }
+    }
+
+    /// Mantra `number` (1-based) of a list of `count`; returns the 0-based index.
+    public static func mantraIndex(_ number: Int, count: Int) throws(ControlFailure) -> Int {
+        guard count > 0 else { throw .input("mantra \(number): the list is empty") }
+        guard (1...count).contains(number) else {
+            throw .input("mantra \(number): there is no such mantra; the list has \(count) (1 to \(count))")
+        }
+        return number - 1
+    }
+
+    public static func listChanged(_ number: Int, _ items: [String]) -> ControlFailure {
+        let now = items.indices.contains(number - 1) ? " (mantra \(number) is now \"\(items[number - 1])\")" : ""
+        return .failed("the list changed on the device while the command ran\(now); nothing deleted — run 'unwind mantras list' and try again")
+    }
+
+    public static func reminder(_ line: String) throws(ControlFailure) -> ReminderSchedule {
+        let s: ReminderSchedule
+        do { s = try RemindersFile.parse(line: line) } catch {
+            if case .malformed(let why) = error { throw .input("reminder \"\(line)\": \(why)") }
+            throw .input("reminder \"\(line)\": \(error)")
+        }
+        if let p = s.problem { throw .input("reminder \"\(line)\": \(p)") }
+        return s
+    }
+
+    // MARK: Restore
+
+    /// The state an archive holds, every file parsed by the parser the device loads it with.
+    public struct RestorableState: Sendable {
+        public var totals: BreathingTotals
+        public var history: [SessionRecord]
+        public var mantras: [String]
+        public var reminder: ReminderSchedule
+        /// The five slot files' bytes (an empty file: an empty slot), each valid.
+        public var alertFiles: [[UInt8]]
+        public var alertSlots: [AlertSlotState]
+        /// Outbox messages in the archive: checked, never restored (an old alert is never sent
+        /// again from a backup).
+        public var outboxMessages: Int
+    }
+
+    public static func restorable(_ files: [String: [UInt8]]) throws(ControlFailure) -> RestorableState {
+        func file(_ name: String) throws(ControlFailure) -> [UInt8] {
+            guard let b = files[name] else { throw .input("the archive has no \(name)") }
+            return b
+        }
+        func wrap<T>(_ name: String, _ body: () throws -> T) throws(ControlFailure) -> T {
+            do { return try body() } catch {
+                let text = "\(error)"
+                throw .input("the archive's \(name) is not valid: " + (text.hasPrefix(name) ? String(text.dropFirst(name.count)).trimmingCharacters(in: CharacterSet(charactersIn: " :")) : text))
+            }
+        }
+        for name in files.keys where !StateArchive.isKnown(name) { throw .input("the archive holds \(name), not a state file") }
+        let totals = try wrap(TotalTimeFile.name) { try TotalTimeFile.parse(try file(TotalTimeFile.name)) }
+        let history = try wrap(SessionHistoryFile.name) { try SessionHistoryFile.parse(try file(SessionHistoryFile.name)) }
+        let mantras = try wrap(MantrasFile.name) { try MantrasFile.parse(try file(MantrasFile.name)) }
+        let reminder = try wrap(RemindersFile.name) { () throws -> ReminderSchedule in
+            let s = try RemindersFile.parse(try file(RemindersFile.name))
+            if let p = s.problem { throw RemindersFile.Problem.malformed(p) }
+            return s
+        }
+        var alertFiles: [[UInt8]] = []
+        var slots: [AlertSlotState] = []
+        for name in AlertSlotFile.names {
+            let bytes = try file(name)
+            let slot = try wrap(name) { try AlertSlotFile.parse(bytes) }
+            alertFiles.append(bytes)
+            slots.append(slot.map(AlertSlotState.ready) ?? .empty)
+        }
+        var outbox = 0
+        for name in files.keys.sorted() where name.hasPrefix(StateArchive.outboxPrefix) {
+            let id = MessageID(String(name.dropFirst(StateArchive.outboxPrefix.count).dropLast(Outbox.fileExtension.count)))
+            _ = try wrap(name) { try Outbox.parse(files[name]!, id: id) }
+            outbox += 1
+        }
+        return RestorableState(totals: totals, history: history, mantras: mantras, reminder: reminder,
+                               alertFiles: alertFiles, alertSlots: slots, outboxMessages: outbox)
+    }
+
+    public static func restoredMessage(_ r: RestorableState) -> String {
+        var s = "restored: \(r.totals.count) sessions, \(r.mantras.count) mantras, reminder \(RemindersFile.line(r.reminder)), "
+            + "\(r.alertSlots.filter { $0.alert != nil }.count) alert slots set"
+        if r.outboxMessages > 0 {
+            s += "; \(r.outboxMessages) unsent message(s) in the archive's outbox were checked but not restored (an old alert is never sent again)"
+        }
+        return s
+    }
+}

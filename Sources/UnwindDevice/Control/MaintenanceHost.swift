@@ -1,0 +1,68 @@
+import Foundation
+import Logging
+import UnwindCore
+
+/// What a device (the daemon, either simulator) sets up so the maintainer's commands can find
+/// it and reach it, in an order that leaves no gap for a command to edit the files behind its
+/// back:
+///
+/// 1. claim the state directory (`.daemon`, see `DaemonPresence`) and say where the socket is;
+/// 2. listen on the control socket (a command that connects now waits in the backlog until the
+///    loop runs);
+/// 3. load the state files holding the state lock (`loading`), so a command that was editing
+///    the files when the device started finishes first and its change is what gets loaded.
+///
+/// From then on commands go through the socket, and the device is the only writer.
+///
+/// Another device on the same state directory stops this one from starting (two would fight
+/// over the files and the hardware). A control socket that cannot be made does not: the device
+/// runs without it (the panic path matters more than the maintainer's commands), says why in
+/// its log, and a command is told that the device runs but does not answer.
+public final class MaintenanceHost {
+    public let presence: DaemonPresence
+    /// Nil when the socket could not be made (`socketProblem` says why).
+    public let server: ControlServer?
+    public let socketProblem: String?
+    public let lock: StateLock
+
+    public init(stateDirectory: String, socketPath: String, contentDirectory: String? = nil, logger: Logger,
+                now: WallTime, recentLog: RecentLog? = nil) throws(ControlFailure) {
+        presence = try DaemonPresence(stateDirectory: stateDirectory, socketPath: socketPath)
+        do {
+            server = try ControlServer(path: socketPath, stateDirectory: stateDirectory, contentDirectory: contentDirectory,
+                                       logger: logger, now: now)
+            socketProblem = nil
+        } catch {
+            logger.error("the maintainer's commands cannot reach this device: \(error)")
+            server = nil
+            socketProblem = error.message
+        }
+        if let recentLog { server?.recentErrors = { recentLog.lines } }
+        lock = StateLock(stateDirectory: stateDirectory)
+    }
+
+    /// Runs `body` (the loading of the state files) holding the state lock; waits up to a
+    /// minute for a command that holds it.
+    public func loading<T>(_ body: () -> T) throws(ControlFailure) -> T {
+        try lock.withLock(timeout: .seconds(60)) { body() }
+    }
+
+    /// Socket closed and removed, state directory released. After the loop's shutdown (its
+    /// last saves) so no command edits the files while the device still writes them.
+    public func close() {
+        server?.close()
+        presence.release()
+    }
+
+    /// The simulators' socket: `<state dir>/control.sock`.
+    public static func simulatorSocket(stateDirectory: String) -> String { stateDirectory + "/control.sock" }
+
+    /// The daemon's socket: `$RUNTIME_DIRECTORY/control.sock` (systemd's `RuntimeDirectory=unwind`
+    /// gives `/run/unwind`), else `/run/unwind/control.sock`.
+    public static func daemonSocket(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let dir = environment["RUNTIME_DIRECTORY"]?.split(separator: ":").first, !dir.isEmpty {
+            return String(dir) + "/control.sock"
+        }
+        return "/run/unwind/control.sock"
+    }
+}

@@ -1,0 +1,66 @@
+import ArgumentParser
+import Foundation
+import UnwindCore
+import UnwindDevice
+
+/// `unwind backup FILE`.
+struct BackupCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "backup",
+        abstract: "Save the device's state (statistics, mantras, reminder, alert slots, unsent alerts) to a tar archive.",
+        discussion: """
+            The archive holds manifest.txt (format version, sizes and CRC-32s), the nine state files and the \
+            outbox's unsent messages; 'tar tvf FILE' lists it. A file that is missing is stored as what its \
+            absence means (zeros, the shipped mantras, never, an empty slot). Safe while the device runs.
+            """)
+
+    @OptionGroup var options: MaintenanceOptions
+    @Argument(help: "The archive to write.") var file: String
+    @Flag(help: "Replace the file if it exists.") var force = false
+
+    func run() throws {
+        let m = try options.maintainer()
+        try m.checkStateDirectory()
+        if !force && FileManager.default.fileExists(atPath: file) {
+            throw ControlFailure.input("\(file) already exists; add --force to replace it")
+        }
+        let files = try StateBackupReader.read(stateDirectory: m.stateDirectory, contentDirectory: m.contentDirectory)
+        let archive = StateArchive.make(files, created: WallTime(secondsSinceEpoch: Int64(Date().timeIntervalSince1970)))
+        try writeFile(file, archive, replace: force)
+        let outbox = files.keys.filter { $0.hasPrefix(StateArchive.outboxPrefix) }.count
+        print("backup of \(m.stateDirectory) written to \(file): \(StateArchive.stateFiles.count) state files, \(outbox) unsent message(s), \(archive.count) bytes")
+    }
+}
+
+/// `unwind restore FILE`.
+struct RestoreCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "restore",
+        abstract: "Replace the device's state with a backup made by 'unwind backup' (asks first).",
+        discussion: """
+            Every file in the archive is checked first, with the parsers the device loads them with; a \
+            foreign, damaged or truncated archive is refused and nothing is changed. With the device running, \
+            it takes the state at once. Unsent messages in the archive are checked but never restored: an old \
+            alert is not sent again.
+            """)
+
+    @OptionGroup var options: MaintenanceOptions
+    @Argument(help: "The archive to read.") var file: String
+    @Flag(help: "Do not ask.") var yes = false
+
+    func run() throws {
+        let bytes = try readFile(file, limit: StateArchive.maximumSize)
+        let opened: (files: [String: [UInt8]], created: WallTime)
+        do { opened = try StateArchive.open(bytes) } catch {
+            throw ControlFailure.input("\(file): \(error); nothing changed")
+        }
+        let state: MaintenanceEdits.RestorableState
+        do { state = try MaintenanceEdits.restorable(opened.files) } catch {
+            throw ControlFailure.input("\(file): \(error.message); nothing changed")
+        }
+        let m = try options.maintainer()
+        try m.checkStateDirectory()
+        try confirm("Replace the state in \(m.stateDirectory) with the backup of \(localTimeText(opened.created.secondsSinceEpoch)) (\(state.totals.count) sessions, \(state.mantras.count) mantras)?", yes: yes)
+        report(try m.change(.restore(files: opened.files.mapValues { Data($0) })))
+    }
+}

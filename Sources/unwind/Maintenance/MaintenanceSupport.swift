@@ -1,0 +1,191 @@
+import ArgumentParser
+import Foundation
+import UnwindCore
+import UnwindDevice
+import UnwindHardware
+
+/// Where a maintainer's command finds the device: every maintenance command takes these.
+struct MaintenanceOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The configuration file (a missing file means every default).", valueName: "file"))
+    var config: String?
+
+    @Option(help: ArgumentHelp("The state directory (default: the configuration's state_directory, /var/lib/unwind).",
+                               valueName: "dir"))
+    var state: String?
+
+    @Option(help: ArgumentHelp("The device's control socket (default: the one the running device announced in <state>/.daemon).",
+                               valueName: "path"))
+    var socket: String?
+
+    /// The configuration, or every default when the file is missing. A file that does not
+    /// parse fails the command (exit 2), unless `lenient` (then the defaults are used: a
+    /// command given --state does not need the file).
+    func configuration(lenient: Bool = false) throws(ControlFailure) -> DeviceConfiguration {
+        let path = config ?? DeviceConfiguration.defaultPath
+        guard FileManager.default.fileExists(atPath: path) else {
+            if config != nil && !lenient { throw .failed("cannot read the configuration \(path): no such file") }
+            return DeviceConfiguration()
+        }
+        let text: String
+        do { text = String(decoding: try readFile(path, limit: 1 << 20), as: UTF8.self) } catch {
+            if lenient { return DeviceConfiguration() }
+            throw error
+        }
+        do { return try DeviceConfiguration.parse(text, path: path) } catch {
+            if lenient { return DeviceConfiguration() }
+            let n = error.problems.count
+            throw .input("\(path) is not valid (\(n) problem\(n == 1 ? "" : "s"): \(error.problems.first.map { "\($0)" } ?? "")); run 'unwind config check'")
+        }
+    }
+
+    func maintainer() throws(ControlFailure) -> Maintainer {
+        let c = try configuration(lenient: state != nil)
+        return Maintainer(stateDirectory: state ?? c.stateDirectory, socket: socket, contentDirectory: c.contentDirectory)
+    }
+}
+
+// MARK: - Output
+
+/// What a command prints after a change: the device's words, and how the change was made.
+func report(_ result: (response: ControlResponse, viaDevice: Bool)) {
+    if let m = result.response.message { print(m) }
+    if !result.viaDevice { print("(the device is not running: the files were changed directly; it reads them when it starts)") }
+}
+
+func writeError(_ line: String) {
+    FileHandle.standardError.write(Data((line + "\n").utf8))
+}
+
+/// mm:ss, or h:mm:ss from an hour.
+func clockText(_ seconds: Int64) -> String {
+    let h = seconds / 3600, m = seconds / 60 % 60, s = seconds % 60
+    func two(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }
+    return h > 0 ? "\(h):\(two(m)):\(two(s))" : "\(two(m)):\(two(s))"
+}
+
+func localTimeText(_ t: Int64, zone: TimeZone = .current) -> String {
+    let f = DateFormatter()
+    f.locale = Locale(identifier: "en_GB")
+    f.timeZone = zone
+    f.dateFormat = "EEE d MMM yyyy HH:mm"
+    return f.string(from: Date(timeIntervalSince1970: TimeInterval(t)))
+}
+
+// MARK: - Files
+
+/// A whole file, with a clear error for each way reading it fails.
+func readFile(_ path: String, limit: Int) throws(ControlFailure) -> [UInt8] {
+    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+    if fd < 0 { throw .failed("cannot read \(path): \(String(cString: strerror(errno)))") }
+    defer { close(fd) }
+    var info = stat()
+    if fstat(fd, &info) != 0 { throw .failed("cannot read \(path): \(String(cString: strerror(errno)))") }
+    switch info.st_mode & S_IFMT {
+    case S_IFREG: break
+    case S_IFDIR: throw .failed("cannot read \(path): it is a directory")
+    default: throw .failed("cannot read \(path): not a regular file")
+    }
+    if Int(info.st_size) > limit { throw .input("\(path) is \(info.st_size) bytes; at most \(limit) expected here") }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+    while true {
+        let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if n < 0 {
+            if errno == EINTR { continue }
+            throw .failed("cannot read \(path): \(String(cString: strerror(errno)))")
+        }
+        if n == 0 { return bytes }
+        bytes += chunk[0..<n]
+        if bytes.count > limit { throw .input("\(path) is more than \(limit) bytes; at most \(limit) expected here") }
+    }
+}
+
+/// Writes a new file atomically (temporary file beside it, fsync, rename); refuses to replace
+/// an existing one unless `replace`.
+func writeFile(_ path: String, _ bytes: [UInt8], replace: Bool) throws(ControlFailure) {
+    if !replace && FileManager.default.fileExists(atPath: path) {
+        throw .input("\(path) already exists; add --force to replace it")
+    }
+    let url = URL(fileURLWithPath: path)
+    let directory = url.deletingLastPathComponent().path
+    let temporary = directory + "/.\(url.lastPathComponent).tmp-\(getpid())"
+    let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o640)
+    if fd < 0 { throw .failed("cannot write \(path): \(String(cString: strerror(errno)))") }
+    var offset = 0
+    while offset < bytes.count {
+        let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        if n < 0 && errno == EINTR { continue }
+        if n <= 0 {
+            let e = errno
+            close(fd)
+            unlink(temporary)
+            throw .failed("cannot write \(path): \(String(cString: strerror(e)))")
+        }
+        offset += n
+    }
+    let synced = fsync(fd) == 0
+    close(fd)
+    if !synced || rename(temporary, path) != 0 {
+        let e = errno
+        unlink(temporary)
+        throw .failed("cannot write \(path): \(String(cString: strerror(e)))")
+    }
+}
+
+/// Asks before something that cannot be undone: `--yes`, or "y" on a terminal. Without a
+/// terminal and without --yes, nothing is done (exit 2).
+func confirm(_ question: String, yes: Bool) throws(ControlFailure) {
+    if yes { return }
+    guard isatty(STDIN_FILENO) == 1 else {
+        throw .input("\(question.trimmingCharacters(in: CharacterSet(charactersIn: "?"))): needs confirmation; add --yes")
+    }
+    print(question + " [y/N] ", terminator: "")
+    fflush(nil)
+    let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+    guard answer == "y" || answer == "yes" else { throw .failed("not confirmed; nothing changed") }
+}
+
+// MARK: - The state as the files hold it (when the device is not running)
+
+/// Reads the state files the way the device loads them, for the listing commands.
+struct StateFiles {
+    let store: DirectoryStore
+    let contentDirectory: String?
+
+    init(_ m: Maintainer) throws(ControlFailure) {
+        try m.checkStateDirectory()
+        do { store = try DirectoryStore(directory: m.stateDirectory) } catch {
+            throw .failed("cannot use the state directory \(m.stateDirectory): \(error)")
+        }
+        contentDirectory = m.contentDirectory
+    }
+
+    func bytes(_ name: String) throws(ControlFailure) -> [UInt8]? {
+        do { return try store.read(name) } catch { throw .failed("cannot read \(name): \(error)") }
+    }
+
+    func mantras() throws(ControlFailure) -> [String] {
+        try OfflineState(stateDirectory: store.directory, contentDirectory: contentDirectory).mantras()
+    }
+
+    func totals() throws(ControlFailure) -> BreathingTotals {
+        guard let b = try bytes(TotalTimeFile.name) else { return .zero }
+        do { return try TotalTimeFile.parse(b) } catch {
+            throw .failed("\(error) (the device sets it aside and starts from zero when it starts)")
+        }
+    }
+
+    func history() throws(ControlFailure) -> [SessionRecord] {
+        guard let b = try bytes(SessionHistoryFile.name) else { return [] }
+        do { return try SessionHistoryFile.parse(b) } catch { throw .failed("\(error)") }
+    }
+
+    func reminder() throws(ControlFailure) -> ReminderSchedule {
+        guard let b = try bytes(RemindersFile.name) else { return .never }
+        do { return try RemindersFile.parse(b) } catch { throw .failed("\(error) (the device sets it aside and uses 'never')") }
+    }
+
+    func slot(_ n: Int) throws(ControlFailure) -> AlertSlotState {
+        AlertSlotState(file: try bytes(AlertSlotFile.name(slot: n)))
+    }
+}

@@ -1,0 +1,172 @@
+import ArgumentParser
+import Foundation
+import UnwindCore
+import UnwindDevice
+import UnwindRender
+
+/// `unwind status`: the device at a glance.
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show whether the device runs, its page and session, display, modem, outbox and recent errors.",
+        discussion: """
+            With the device running, everything comes from it. When it is not running, what the state files \
+            hold is shown, the first line says NOT RUNNING, and the exit status is 1. Reaching a running \
+            device needs membership of the maintainer group that owns its socket's directory (/run/unwind); \
+            see 'unwind --help'.
+            """)
+
+    @OptionGroup var options: MaintenanceOptions
+
+    @Flag(help: "Print the device's report as JSON (only while it runs).")
+    var json = false
+
+    func run() throws {
+        let m = try options.maintainer()
+        guard try m.runningDeviceSocket() != nil else {
+            if json { throw ControlFailure.failed("the device is not running on \(m.stateDirectory)") }
+            try printFromFiles(m)
+            throw ControlFailure.failed("the device is not running (start it: sudo systemctl start unwind)")
+        }
+        let r = try m.ask(.status)
+        guard let s = r.status else { throw ControlFailure.failed("the device sent no status") }
+        if json {
+            let e = JSONEncoder()
+            e.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try e.encode(s), as: UTF8.self))
+            return
+        }
+        let up = s.now - s.startedAt
+        print("Device:    running (pid \(s.pid), up \(up >= 3600 ? "\(up / 3600) h \(up / 60 % 60) min" : "\(up / 60) min \(up % 60) s")), state in \(s.stateDirectory)")
+        print("Screen:    \(s.page) page\(s.overlay == "none" ? "" : ", showing \(s.overlay)"); display \(s.display)"
+              + (s.displayHealth.map { ", panel \($0)" } ?? ""))
+        print("Session:   \(s.session)")
+        print("Breathing: \(s.sessions) sessions, total \(clockText(s.totalSeconds)) (shortest \(clockText(s.shortestSeconds)), longest \(clockText(s.longestSeconds)))")
+        print("Mantras:   \(s.mantraCount)" + (s.currentMantra > 0 ? " (showing number \(s.currentMantra))" : ""))
+        print("Reminder:  \(s.reminder)" + (s.reminder == "never" ? ""
+              : s.nextReminder.map { "; next \(localTimeText($0))" } ?? "; waiting for the clock to be synchronised"))
+        print("Alerts:    " + s.alertSlots.enumerated().map { "\($0.offset + 1) \($0.element)" }.joined(separator: " · "))
+        if let modem = s.modem {
+            print("Modem:     \(modem.link) on \(modem.port); SIM \(modem.sim); \(modem.registration); signal \(modem.signal)"
+                  + (modem.operatorName.map { "; operator \($0)" } ?? ""))
+            if let p = modem.lastProblem { print("           last problem: \(p)") }
+            if let c = modem.serviceCentre { print("           message centre: \(c)") }
+            if modem.call != "none" { print("           call: \(modem.call)") }
+        } else {
+            print("Modem:     none (a simulation with scripted alerts)")
+        }
+        print("Outbox:    \(s.outboxPending) pending, \(s.outboxFailed) failed")
+        for msg in s.messages where msg.state != "sent" {
+            print("           \(msg.id) to \(msg.contact): \(msg.state), \(msg.attempts) attempt(s)")
+        }
+        print("Loop:      \(s.framesRendered) frames, \(s.framesMissed) missed, \(s.loopErrors) errors")
+        if s.recentErrors.isEmpty {
+            print("Recent errors: none")
+        } else {
+            print("Recent errors:")
+            for e in s.recentErrors { print("  \(e)") }
+        }
+    }
+
+    private func printFromFiles(_ m: Maintainer) throws {
+        let f = try StateFiles(m)
+        print("Device:    NOT RUNNING; the state files in \(m.stateDirectory) say:")
+        do {
+            let t = try f.totals()
+            print("Breathing: \(t.count) sessions, total \(clockText(t.totalSeconds)) (shortest \(clockText(t.shortestSeconds)), longest \(clockText(t.longestSeconds)))")
+        } catch { print("Breathing: \(error)") }
+        do { print("Mantras:   \(try f.mantras().count)") } catch { print("Mantras:   \(error)") }
+        do { print("Reminder:  \(RemindersFile.line(try f.reminder()))") } catch { print("Reminder:  \(error)") }
+        var slots: [String] = []
+        for n in 1...AlertSlotFile.slotCount {
+            switch try f.slot(n) {
+            case .empty: slots.append("\(n) empty")
+            case .ready(let a): slots.append("\(n) \(a.name) \(a.number.text)")
+            case .needsAttention(let p): slots.append("\(n) needs attention: \(p)")
+            }
+        }
+        print("Alerts:    " + slots.joined(separator: " · "))
+        let outbox = m.stateDirectory + "/outbox"
+        let waiting = ((try? FileManager.default.contentsOfDirectory(atPath: outbox)) ?? []).filter { $0.hasSuffix(".msg") }.count
+        print("Outbox:    \(waiting) message(s) waiting to be sent when the device starts")
+    }
+}
+
+/// `unwind screen`: what the device shows, in the terminal or as a PNG.
+struct ScreenCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "screen",
+        abstract: "Draw the device's current screen in the terminal (--watch to follow it), or save it with --png.")
+
+    @OptionGroup var options: MaintenanceOptions
+
+    @Flag(help: "Follow the screen live until Ctrl-C.")
+    var watch = false
+
+    @Option(help: ArgumentHelp("Save the screen as a PNG (4x, white on black) to this file.", valueName: "file"))
+    var png: String?
+
+    @Flag(help: "With --png: replace the file if it exists.")
+    var force = false
+
+    @Option(help: ArgumentHelp("With --watch: stop after this many seconds.", valueName: "seconds"))
+    var seconds: Double?
+
+    func validate() throws {
+        if let seconds, !(seconds > 0 && seconds <= 86_400) { throw ValidationError("--seconds takes 0 to 86400 seconds") }
+        if png != nil && watch { throw ValidationError("--png saves one screen; it does not go with --watch") }
+        if let png, png.isEmpty { throw ValidationError("--png needs a file name") }
+    }
+
+    func run() throws {
+        let m = try options.maintainer()
+        guard let path = try m.runningDeviceSocket() else {
+            throw ControlFailure.failed("the device is not running on \(m.stateDirectory); there is no screen to show")
+        }
+        if !watch {
+            let r = try m.ask(.screen)
+            guard let s = r.screen else { throw ControlFailure.failed("the device sent no screen") }
+            let fb = try framebuffer(s)
+            if let png {
+                try writeFile(png, PNGImage.encode(fb), replace: force)
+                print("screen saved to \(png) (\(s.page) page\(s.asleep ? ", display asleep: dark" : ""))")
+            } else {
+                print(TextArt.halfBlocks(fb), terminator: "")
+                print(caption(s))
+            }
+            return
+        }
+        let client = try ControlClient(path: path)
+        defer { client.close() }
+        let tty = isatty(STDOUT_FILENO) == 1
+        let clock = ContinuousClock()
+        let end = seconds.map { clock.now + .milliseconds(Int64($0 * 1000)) }
+        var last: Data?
+        if tty { print("\u{1B}[2J", terminator: "") }
+        while end.map({ clock.now < $0 }) ?? true {
+            let r = try client.send(.screen)
+            if let f = r.failure { throw f }
+            guard let s = r.screen else { throw ControlFailure.failed("the device sent no screen") }
+            if s.bytes != last {
+                last = s.bytes
+                let fb = try framebuffer(s)
+                print((tty ? "\u{1B}[H" : "") + TextArt.halfBlocks(fb) + caption(s) + (tty ? "\u{1B}[K" : ""))
+                fflush(nil)
+            }
+            usleep(200_000)
+        }
+    }
+
+    func framebuffer(_ s: ScreenReport) throws(ControlFailure) -> Framebuffer {
+        guard s.width > 0, s.height > 0, s.height % 8 == 0, s.bytes.count == s.width * s.height / 8 else {
+            throw .failed("the device sent a screen of the wrong size")
+        }
+        var fb = Framebuffer(width: s.width, height: s.height)
+        fb.bytes = [UInt8](s.bytes)
+        return fb
+    }
+
+    func caption(_ s: ScreenReport) -> String {
+        s.asleep ? "\(s.page) page — the display is asleep (dark until a button is pressed)" : "\(s.page) page"
+    }
+}
