@@ -43,6 +43,9 @@ Usage: install.sh [options]
                       the overlay's default, is taken by I2C
   --device SPEC       also allow SPEC in the unit (DeviceAllow=SPEC rw, a drop-in), e.g.
                       /dev/gpiochip4 or char-gpiochip; repeatable
+  --maintainer USER   add USER to group unwind: the maintainer's commands (unwind status,
+                      unwind alerts ...) may then read the state and use the control socket;
+                      repeatable
   --config FILE       the configuration to install when /etc/unwind/unwind.conf is missing
                       (default: deploy/unwind.conf, every key at its default)
   --root DIR          install into DIR instead of / (an image, a chroot, a test prefix):
@@ -70,6 +73,7 @@ dry=0
 packages=1
 start=1
 devices=()
+maintainers=()
 
 die() { printf 'install: %s\n' "$*" >&2; exit 1; }
 usage_error() { printf 'install: %s (see --help)\n' "$*" >&2; exit 2; }
@@ -83,6 +87,7 @@ while [ $# -gt 0 ]; do
         --disable-bt) disable_bt=1; shift ;;
         --shutdown-button) need_arg "$@"; shutdown_pin=$2; shift 2 ;;
         --device) need_arg "$@"; devices+=("$2"); shift 2 ;;
+        --maintainer) need_arg "$@"; maintainers+=("$2"); shift 2 ;;
         --config) need_arg "$@"; config_src=$2; shift 2 ;;
         --root) need_arg "$@"; root=$2; shift 2 ;;
         --no-packages) packages=0; shift ;;
@@ -274,12 +279,30 @@ step_user() {
                 --home-dir /var/lib/unwind --shell /usr/sbin/nologin \
                 --comment "Unwind bedside device" --groups gpio,i2c,dialout unwind
         fi
+        add_maintainers
         return
     fi
     for g in gpio i2c dialout; do
         if ! awk -F: -v g="$g" '$1 == g { n = split($4, m, ","); for (i = 1; i <= n; i++) if (m[i] == "unwind") ok = 1 } END { exit !ok }' "$R/etc/group"; then
             change "add user unwind to group $g"
             [ "$dry" = 1 ] || usermod "${rootopt[@]}" --append --groups "$g" unwind
+        fi
+    done
+    add_maintainers
+}
+
+# The maintainers (the family member, the technician) join group unwind: it may read the state
+# and the configuration and connect to the control socket (/run/unwind/control.sock, 0660).
+add_maintainers() {
+    local who
+    for who in "${maintainers[@]}"; do
+        if ! uid_of "$who" >/dev/null; then
+            note "maintainer $who has no account here; create it, then run install.sh again"
+            continue
+        fi
+        if ! awk -F: -v u="$who" '$1 == "unwind" { n = split($4, m, ","); for (i = 1; i <= n; i++) if (m[i] == u) ok = 1 } END { exit !ok }' "$R/etc/group"; then
+            change "add maintainer $who to group unwind"
+            [ "$dry" = 1 ] || usermod "${rootopt[@]}" --append --groups unwind "$who"
         fi
     done
 }

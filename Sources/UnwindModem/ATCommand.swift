@@ -40,6 +40,8 @@ public enum ATCommand: Equatable, Sendable {
     /// A technician's command (`unwind modem at`): validated text that can neither send, store
     /// nor dial anything, and holds no control character or quote (see `TechnicianCommand`).
     case technician(TechnicianCommand)
+    /// `AT+CPIN="<pin>"`: unlock the SIM (digits only, validated by `SIMPin`).
+    case enterPIN(SIMPin)
 
     /// The command line, without the final CR.
     public var line: String {
@@ -58,6 +60,7 @@ public enum ATCommand: Equatable, Sendable {
         case .hangUp: "ATH"
         case .reset: "AT+CFUN=1,1"
         case .technician(let c): c.text
+        case .enterPIN(let pin): "AT+CPIN=\"\(pin.digits)\""
         }
     }
 
@@ -74,6 +77,12 @@ public enum ATCommand: Equatable, Sendable {
         case .technician(let c): c.responsePrefix
         default: nil
         }
+    }
+
+    /// The line as logs may show it: a PIN never reaches the journal.
+    public var logged: String {
+        if case .enterPIN = self { return "AT+CPIN=\"****\"" }
+        return line
     }
 
     public var isSubmit: Bool {

@@ -56,6 +56,11 @@ public final class GSMModem {
     var job: Job?
     var syncAttempts = 0
     var initSteps: [ATCommand] = []
+    /// The configured PIN was sent since the modem last started; and whether the SIM refused it
+    /// (then never again: a SIM locks after three wrong PINs).
+    var pinEntered = false
+    var pinRefused = false
+    static let pinRefusedState = SIMState.locked("the SIM refused the configured PIN (modem.sim_pin); not tried again, so the SIM does not lock")
     var waitUntil: Instant?
     var lastBoot: Instant?
     var modemErrorStreak = 0
@@ -373,7 +378,7 @@ public final class GSMModem {
     private func completed(_ command: ATCommand, _ response: ATResponse) {
         let finishedJob = job
         job = nil
-        logger.trace("\(command.line) → \(response.outcome) \(response.lines)")
+        logger.trace("\(command.logged) → \(response.outcome) \(response.lines)")
         guard let finishedJob else { return }
         switch finishedJob {
         case .sync: syncCompleted(response)
@@ -429,7 +434,10 @@ public final class GSMModem {
         stage = .syncing
         syncAttempts = 0
         waitUntil = nil
-        if fullInit { initSteps = Self.startup }
+        if fullInit {
+            initSteps = Self.startup
+            pinEntered = false
+        }
         status.link = .starting
         engine.escape(at: now, carriageReturn: true, into: &atEvents)
         events.append(.statusChanged)
@@ -466,6 +474,13 @@ public final class GSMModem {
         switch command {
         case .pinStatus:
             guard pinAnswered(r) else { if timedOut { recover() }; return }
+        case .enterPIN:
+            if !r.outcome.isOK && !timedOut {
+                pinRefused = true
+                status.sim = Self.pinRefusedState
+                logger.error("SIM: the configured PIN was refused (\(r.outcome)); check modem.sim_pin, then restart unwind")
+                events.append(.statusChanged)
+            }
         case .pduMode:
             if !r.outcome.isOK {
                 if timedOut { recover(); return }
@@ -500,8 +515,15 @@ public final class GSMModem {
             return true
         }
         var retry = configuration.timeouts.simBusyRetry
+        if value == "SIM PIN", let pin = configuration.simPIN, !pinEntered, !pinRefused {
+            // The PIN goes first, then AT+CPIN? again.
+            pinEntered = true
+            status.sim = .locked("entering the configured PIN")
+            initSteps.insert(.enterPIN(pin), at: 0)
+            return false
+        }
         if let v = value, v != "NOT READY" {
-            status.sim = .locked(v)
+            status.sim = v == "SIM PIN" && pinRefused ? Self.pinRefusedState : .locked(v)
             retry = configuration.timeouts.simProblemRetry
         } else if value == "NOT READY" {
             status.sim = .busy

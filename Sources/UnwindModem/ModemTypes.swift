@@ -62,8 +62,20 @@ public struct ModemBackoff: Equatable, Sendable {
     private func pow2(_ n: Int) -> Double { n >= 62 ? Double(Int64.max) : Double(Int64(1) << n) }
 }
 
+/// A SIM PIN: 4 to 8 ASCII digits, nothing else, so it can stand on an AT command line.
+public struct SIMPin: Equatable, Sendable {
+    public let digits: String
+    public init?(_ text: String) {
+        guard (4...8).contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        digits = text
+    }
+}
+
 /// Everything the modem session is configured with.
 public struct ModemConfiguration: Equatable, Sendable {
+    /// Entered once per modem start when the SIM asks for a PIN, never again after a refusal
+    /// (three wrong PINs lock a SIM behind its PUK).
+    public var simPIN: SIMPin?
     /// The SMS service centre, set with AT+CSCA when the SIM has none (+CMS ERROR 330).
     public var serviceCentre: PhoneNumber?
     /// TP-VP of every message (nil: the network's default).

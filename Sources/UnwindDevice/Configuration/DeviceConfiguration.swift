@@ -28,8 +28,6 @@ public struct DeviceConfiguration: Sendable {
         /// Prefer the stable `/dev/serial/by-id/…` name (or the udev rule's `/dev/unwind-modem`).
         public var serial = SerialConfiguration(path: "/dev/unwind-modem")
         public var modem = ModemConfiguration()
-        /// Entered once per modem start when the SIM asks for it (never retried after a refusal).
-        public var simPIN: String?
         public init() {}
     }
 
@@ -106,8 +104,8 @@ public struct DeviceConfiguration: Sendable {
             do { c.modem.modem.serviceCentre = try PhoneNumber(smsc) } catch { r.problem("modem.service_centre", error.description) }
         }
         if let pin = r.optionalString("modem.sim_pin") {
-            if (4...8).contains(pin.count) && pin.allSatisfy({ $0.isASCII && $0.isNumber }) {
-                c.modem.simPIN = pin
+            if let valid = SIMPin(pin) {
+                c.modem.modem.simPIN = valid
             } else {
                 r.problem("modem.sim_pin", "a SIM PIN is 4 to 8 digits")
             }

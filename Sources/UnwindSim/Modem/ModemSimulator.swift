@@ -72,6 +72,9 @@ public struct ModemScript: Equatable, Sendable {
     public var bootTime: Duration = .milliseconds(30)
     /// Answers nothing at all.
     public var silent = false
+    /// A SIM that asks for this PIN: AT+CPIN? answers `SIM PIN` until AT+CPIN="<pin>" unlocks it;
+    /// a wrong PIN answers +CME ERROR: 16 (and three of them lock the SIM behind its PUK).
+    public var simPIN: String?
 
     public init() {}
 }
@@ -232,6 +235,8 @@ struct SimulatorCore: Sendable {
     var mode: Mode = .command
     var echo: Bool
     var pduMode = true
+    var simUnlocked = false
+    var wrongPINs = 0
     var line: [UInt8] = []
     var lineStart: Instant?
     var promptText: [UInt8] = []
@@ -455,7 +460,20 @@ struct SimulatorCore: Sendable {
             echo = false
             ok(now)
         case "AT+CPIN?":
-            send(["+CPIN: READY", "OK"], at: now)
+            if let _ = script.simPIN, !simUnlocked {
+                send([wrongPINs >= 3 ? "+CPIN: SIM PUK" : "+CPIN: SIM PIN", "OK"], at: now)
+            } else {
+                send(["+CPIN: READY", "OK"], at: now)
+            }
+        case _ where upper.hasPrefix("AT+CPIN=") && script.simPIN != nil:
+            let given = String(text.dropFirst("AT+CPIN=".count)).replacingOccurrences(of: "\"", with: "")
+            if wrongPINs < 3 && given == script.simPIN {
+                simUnlocked = true
+                ok(now)
+            } else {
+                wrongPINs += 1
+                send(["+CME ERROR: 16"], at: now)
+            }
         case "AT+CREG?", "AT+CGREG?", "AT+CEREG?":
             let answer = upper == "AT+CREG?" ? script.creg : upper == "AT+CGREG?" ? script.cgreg : script.cereg
             if let a = answer { send([a, "OK"], at: now) } else { send(["ERROR"], at: now) }
