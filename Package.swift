@@ -72,11 +72,17 @@ let package = Package(
         ),
         // A child process the file-store tests kill with SIGKILL mid-write.
         .executableTarget(name: "store-writer", dependencies: ["UnwindHardware"], path: "Tests/StoreWriter"),
+        // The panic path in a child process the outbox restart test kills with SIGKILL.
+        .executableTarget(
+            name: "alert-sender",
+            dependencies: ["UnwindModem", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/AlertSender"
+        ),
         .testTarget(name: "UnwindCoreTests", dependencies: ["UnwindCore"]),
         .testTarget(name: "UnwindRenderTests", dependencies: ["UnwindRender"]),
         .testTarget(name: "UnwindHardwareTests", dependencies: ["UnwindHardware", "store-writer"]),
         // "unwind": the maintainer-command tests run the real executable against a device in the test.
         .testTarget(name: "UnwindSimTests", dependencies: ["UnwindSim", "unwind"]),
-        .testTarget(name: "UnwindModemTests", dependencies: ["UnwindModem", "UnwindSim"]),
+        .testTarget(name: "UnwindModemTests", dependencies: ["UnwindModem", "UnwindSim", "alert-sender"]),
     ]
 )

@@ -22,7 +22,8 @@ public enum AlertLinkUpdate: Equatable, Sendable {
 
 /// The panic path through the GSM modem: every request goes to the journaled outbox first
 /// (inside `GSMModem.sendAll`), then over AT commands; what the modem reports is translated to
-/// what the person is shown.
+/// what the person is shown. The core numbers slots from 0; the modem and its outbox files
+/// from 1, as the slot files are named (`alert01.txt`): the translation is here, both ways.
 public final class ModemAlertLink: AlertLink {
     public let modem: GSMModem
     private var tracked: [(id: MessageID, slot: Int, reported: AlertDelivery?)] = []
@@ -31,7 +32,7 @@ public final class ModemAlertLink: AlertLink {
         self.modem = modem
         // Alerts left in the outbox by an earlier run are being resent: the screen shows them too.
         for m in modem.messages where !m.state.isFinished {
-            if let slot = m.slot { tracked.append((m.id, slot, nil)) }
+            if let slot = m.slot { tracked.append((m.id, slot - 1, nil)) }
         }
     }
 
@@ -39,7 +40,7 @@ public final class ModemAlertLink: AlertLink {
     public var nextDeadline: Instant? { modem.nextDeadline }
 
     public func send(_ requests: [AlertRequest], at now: Moment) {
-        let ids = modem.sendAll(requests.map { (slot: $0.slot, alert: $0.alert) }, at: now)
+        let ids = modem.sendAll(requests.map { (slot: $0.slot + 1, alert: $0.alert) }, at: now)
         for (id, r) in zip(ids, requests) { tracked.append((id, r.slot, nil)) }
     }
 

@@ -204,7 +204,10 @@ public final class Outbox {
         var hex = String(nonce, radix: 16)
         while hex.count < 4 { hex = "0" + hex }
         let id = MessageID("alert-\(created.secondsSinceEpoch)-\(seq)-\(hex)")
-        let entry = OutboxEntry(id: id, created: created, sequence: seq, slot: slot, alert: alert, reference: reference)
+        // A slot number the file format cannot hold would make the file unreadable after a
+        // restart, and the alert lost: such a message is journaled without its slot instead.
+        let storedSlot = slot.flatMap { (1...AlertSlotFile.slotCount).contains($0) ? $0 : nil }
+        let entry = OutboxEntry(id: id, created: created, sequence: seq, slot: storedSlot, alert: alert, reference: reference)
         entries.append(entry)
         do {
             try storage.replace(Self.fileName(id), with: Array(Self.format(entry).utf8))

@@ -1,0 +1,44 @@
+import Foundation
+import Glibc
+import Logging
+import Testing
+import UnwindCore
+import UnwindDevice
+import UnwindHardware
+import UnwindModem
+import UnwindSim
+
+/// The loop's panic link: the core's 0-based slots become the outbox's 1-based ones and back,
+/// so an alert journaled by the device survives a restart and is shown on the right row.
+@Suite struct AlertLinkTests {
+    @Test func slotsSurviveTheOutboxAndARestart() throws {
+        var script = ModemScript()
+        script.defaultSubmit = SubmitPlan(result: .silence)   // nothing confirmed: still in the outbox
+        let sim = try ModemSimulator(script: script)
+        sim.start()
+        defer { sim.stop() }
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let clock = LinuxClock()
+        let alert = try AlertSlot(name: "Mum", number: "+15550100001", message: "Please call me.")
+        do {
+            let link = ModemAlertLink(modem: GSMModem(port: try SerialPort(SerialConfiguration(path: sim.path)),
+                                                      outbox: try Outbox(directory: dir), logger: Logger(label: "t")))
+            link.send([AlertRequest(slot: 0, alert: alert), AlertRequest(slot: 4, alert: alert)], at: clock.now())
+            var updates: [AlertLinkUpdate] = []
+            link.step(at: clock.now(), into: &updates)
+            #expect(updates.contains(.delivery(slot: 0, .queued)) && updates.contains(.delivery(slot: 4, .queued)))
+            link.close()
+        }
+        // A new daemon on the same outbox: both alerts are back, on the same rows.
+        let reloaded = try Outbox(directory: dir)
+        #expect(reloaded.problems.isEmpty)
+        #expect(reloaded.entries.map(\.slot) == [1, 5])
+        let link = ModemAlertLink(modem: GSMModem(port: try SerialPort(SerialConfiguration(path: sim.path)),
+                                                  outbox: reloaded, logger: Logger(label: "t")))
+        var updates: [AlertLinkUpdate] = []
+        link.step(at: clock.now(), into: &updates)
+        #expect(Set(updates.compactMap { if case .delivery(let s, _) = $0 { s } else { nil } }) == [0, 4])
+        link.close()
+    }
+}
