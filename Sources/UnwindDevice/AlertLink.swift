@@ -36,7 +36,18 @@ public final class ModemAlertLink: AlertLink {
         }
     }
 
-    public var pollDescriptors: [Int32] { modem.pollDescriptors }
+    /// The modem's descriptor, cached: the loop asks every pass, and a fresh array each time
+    /// would be an allocation per frame. Rebuilt only when the tty is reopened.
+    public var pollDescriptors: [Int32] {
+        let fd = modem.port.descriptor
+        if fd != cachedDescriptor {
+            cachedDescriptor = fd
+            cachedDescriptors = fd.map { [$0] } ?? []
+        }
+        return cachedDescriptors
+    }
+    private var cachedDescriptor: Int32?
+    private var cachedDescriptors: [Int32] = []
     public var nextDeadline: Instant? { modem.nextDeadline }
 
     public func send(_ requests: [AlertRequest], at now: Moment) {
