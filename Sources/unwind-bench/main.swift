@@ -56,8 +56,13 @@ struct Bench: ParsableCommand {
         var logger = Logger(label: "unwind.bench")
         logger.logLevel = .warning
         let persistence = StatePersistence(store: try DirectoryStore(directory: dir), logger: logger, writeInBackground: false)
+        // As the daemon runs it: with its panic link, reminder alarm and control socket attached
+        // (the socket serviced every pass, with no client connected).
+        let control = try ControlServer(path: dir + "/control.sock", stateDirectory: dir, logger: logger,
+                                        now: time.now().wall)
         let loop = DeviceLoop(core: DeviceCore(), clock: time, waiter: time, buttons: buttons, motor: motor,
-                              presenter: display, persistence: persistence, logger: logger)
+                              presenter: display, persistence: persistence, logger: logger,
+                              alarm: time, alerts: ScriptedAlertLink(), control: control)
         while loop.statistics.framesRendered < 300 { loop.step() } // session running, caches warm
         var framesWithAllocations = 0
         var loopAllocs = 0
@@ -75,7 +80,7 @@ struct Bench: ParsableCommand {
             if a > 0 && loop.statistics.framesRendered > before { framesWithAllocations += 1 }
         }
         let wall = monotonicNanoseconds() - wallStart
-        print("loop per frame (core + motor + render + present): mean \(us(wall / Int64(frames)))")
+        print("loop per frame (buttons, core, motor, render, present, alert link, alarm, control socket): mean \(us(wall / Int64(frames)))")
         print("loop allocations: \(loopAllocs) in \(frames) frames; frames that allocated: \(framesWithAllocations)",
               "(state-file checkpoints once a minute)")
         print("missed frames: \(loop.statistics.framesMissed), worst motor lateness: \(loop.statistics.worstMotorLateness)")

@@ -41,7 +41,7 @@ struct StatusCommand: ParsableCommand {
         print("Screen:    \(s.page) page\(s.overlay == "none" ? "" : ", showing \(s.overlay)"); display \(s.display)"
               + (s.displayHealth.map { ", panel \($0)" } ?? ""))
         print("Session:   \(s.session)")
-        print("Breathing: \(s.sessions) sessions, total \(clockText(s.totalSeconds)) (shortest \(clockText(s.shortestSeconds)), longest \(clockText(s.longestSeconds)))")
+        print("Breathing: \(s.sessions) session\(s.sessions == 1 ? "" : "s"), total \(clockText(s.totalSeconds)) (shortest \(clockText(s.shortestSeconds)), longest \(clockText(s.longestSeconds)))")
         print("Mantras:   \(s.mantraCount)" + (s.currentMantra > 0 ? " (showing number \(s.currentMantra))" : ""))
         print("Reminder:  \(s.reminder)" + (s.reminder == "never" ? ""
               : s.nextReminder.map { "; next \(localTimeText($0))" } ?? "; waiting for the clock to be synchronised"))
@@ -73,7 +73,7 @@ struct StatusCommand: ParsableCommand {
         print("Device:    NOT RUNNING; the state files in \(m.stateDirectory) say:")
         do {
             let t = try f.totals()
-            print("Breathing: \(t.count) sessions, total \(clockText(t.totalSeconds)) (shortest \(clockText(t.shortestSeconds)), longest \(clockText(t.longestSeconds)))")
+            print("Breathing: \(t.count) session\(t.count == 1 ? "" : "s"), total \(clockText(t.totalSeconds)) (shortest \(clockText(t.shortestSeconds)), longest \(clockText(t.longestSeconds)))")
         } catch { print("Breathing: \(error)") }
         do { print("Mantras:   \(try f.mantras().count)") } catch { print("Mantras:   \(error)") }
         do { print("Reminder:  \(RemindersFile.line(try f.reminder()))") } catch { print("Reminder:  \(error)") }
