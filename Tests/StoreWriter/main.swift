@@ -149,11 +149,20 @@ func shortWriteCheck(limit: Int, directory: String, name: String) -> Never {
 
 let arguments = CommandLine.arguments
 switch arguments.count {
+case 3 where arguments[1] == "--content" && (arguments[2] == "A" || arguments[2] == "B"):
+    // The test reads the contents from here rather than keeping its own copy of the generator.
+    let content = storeWriterContent(arguments[2])
+    var offset = 0
+    while offset < content.count {
+        let n = content[offset...].withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+        if n > 0 { offset += n } else if errno != EINTR { exit(1) }
+    }
+    exit(0)
 case 3:
     writeForever(directory: arguments[1], name: arguments[2])
 case 5 where arguments[1] == "--fsize-limit":
     guard let limit = Int(arguments[2]), limit > 0 else { die("bad limit \(arguments[2])") }
     shortWriteCheck(limit: limit, directory: arguments[3], name: arguments[4])
 default:
-    die("usage: store-writer DIR NAME | store-writer --fsize-limit BYTES DIR NAME")
+    die("usage: store-writer DIR NAME | store-writer --content A|B | store-writer --fsize-limit BYTES DIR NAME")
 }

@@ -23,7 +23,7 @@ struct DirectoryStoreTests {
             [0],
             Array(0...255),
             Array("6\n120\n0\n0\n0\n0\n".utf8),
-            storeWriterContent("A"),
+            try storeWriterContent("A"),
             (0..<200_000).map { _ in UInt8.random(in: 0...255, using: &generator) },
         ]
         for (index, bytes) in samples.enumerated() {
@@ -281,8 +281,8 @@ struct DirectoryStoreTests {
         let writer = try storeWriterPath()
         let dir = try ScratchDirectory()
         let name = "state.bin"
-        let a = storeWriterContent("A")
-        let b = storeWriterContent("B")
+        let a = try storeWriterContent("A")
+        let b = try storeWriterContent("B")
         let reader = try DirectoryStore(directory: dir.path)
         let started = ContinuousClock.now
 
@@ -350,28 +350,15 @@ struct DirectoryStoreTests {
 
 // MARK: - Content written by store-writer
 
-/// A copy of `storeWriterContent` in Tests/StoreWriter/main.swift; keep the two in sync (the
-/// kill test also checks the header and checksum, so a drift fails loudly).
-func storeWriterContent(_ tag: String) -> [UInt8] {
-    precondition(tag == "A" || tag == "B")
-    let total = tag == "A" ? 65_536 : 61_440
-    let headerLength = 25  // "A 65536 0123456789abcdef\n"
-    let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ".utf8)
-    var body: [UInt8] = []
-    body.reserveCapacity(total - headerLength)
-    var line = 0
-    while body.count < total - headerLength {
-        let number = String(line)
-        body += Array("\(tag) line \(String(repeating: "0", count: max(0, 5 - number.count)))\(number) ".utf8)
-        for column in 0..<49 { body.append(alphabet[(line + column) % alphabet.count]) }
-        body.append(UInt8(ascii: "\n"))
-        line += 1
+/// What store-writer writes, asked of the binary itself (`store-writer --content A|B`), so the
+/// test and the child can never disagree about it.
+func storeWriterContent(_ tag: String) throws -> [UInt8] {
+    let child = try Child(try storeWriterPath(), ["--content", tag])
+    let bytes = Array(child.readAll().utf8)
+    guard selfDescribedTag(bytes) == tag else {
+        throw TestSetupError(description: "store-writer --content \(tag) printed \(bytes.count) bytes that do not describe themselves")
     }
-    body.removeLast(body.count - (total - headerLength))
-    let hex = String(fnv1a64(body), radix: 16)
-    let header = Array("\(tag) \(total) \(String(repeating: "0", count: 16 - hex.count))\(hex)\n".utf8)
-    precondition(header.count == headerLength)
-    return header + body
+    return bytes
 }
 
 func fnv1a64(_ bytes: some Sequence<UInt8>) -> UInt64 {
