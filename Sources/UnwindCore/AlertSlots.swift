@@ -233,16 +233,18 @@ public struct AlertSlot: Equatable, Sendable {
 
 /// A slot file, `alert01.txt` … `alert05.txt`: exactly three lines — name, number, message —
 /// each ended by a line feed (the last one may be missing). A missing file, or an empty one, is
-/// an empty slot.
+/// an empty slot. Nothing is guessed: a byte-order mark or a CRLF line end makes the slot "needs
+/// attention" with the character named, so what goes out is exactly what the file says.
 public enum AlertSlotFile {
     public static let slotCount = 5
     /// Far more than three valid lines can take; anything bigger is not an alert.
     public static let maximumSize = 2048
 
-    /// `alert01.txt` for slot 1 … `alert05.txt` for slot 5.
+    /// `alert01.txt` for slot 1 … `alert05.txt` for slot 5. Total (a wrong number gives a name
+    /// no slot has, never a crash): it is called while logging a broken slot, and a crash there
+    /// once turned one bad file into a device that could never send an alert again.
     public static func name(slot: Int) -> String {
-        precondition((1...slotCount).contains(slot), "slots are numbered 1 to \(slotCount)")
-        return "alert0\(slot).txt"
+        slot >= 0 && slot < 10 ? "alert0\(slot).txt" : "alert\(slot).txt"
     }
 
     public static var names: [String] { (1...slotCount).map { name(slot: $0) } }

@@ -21,7 +21,8 @@ extension DeviceCore {
         let slots = AlertSlotStore.load(from: persistence.store)
         for (i, s) in slots.enumerated() {
             if case .needsAttention(let problem) = s {
-                persistence.logger.error("alert slot \(i + 1) (\(AlertSlotFile.name(slot: i))) needs attention: \(problem); the other slots keep working")
+                let slot = i + 1
+                persistence.logger.error("alert slot \(slot) (\(AlertSlotFile.name(slot: slot))) needs attention: \(problem); the other slots keep working")
             }
         }
         core.alertSlotsChanged(slots)
