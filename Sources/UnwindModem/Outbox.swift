@@ -78,49 +78,14 @@ public final class OutboxDirectory: OutboxStorage {
         store = try DirectoryStore(directory: directory, maximumFileSize: 64 * 1024)
     }
 
-    /// opendir / readdir / closedir; names starting with "." (temporary files) are left out.
-    public func names() throws(StoreError) -> [String] {
-        guard let dir = opendir(directory) else {
-            throw StoreError(operation: "opendir", path: directory, errno: errno, message: describeErrno(errno))
-        }
-        defer { closedir(dir) }
-        var out: [String] = []
-        while true {
-            errno = 0
-            guard let entry = readdir(dir) else {
-                if errno != 0 { throw StoreError(operation: "readdir", path: directory, errno: errno, message: describeErrno(errno)) }
-                return out
-            }
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if !name.hasPrefix(".") { out.append(name) }
-        }
-    }
+    /// Names starting with "." (temporary files) are left out.
+    public func names() throws(StoreError) -> [String] { try store.names() }
 
     public func read(_ name: String) throws(StoreError) -> [UInt8]? { try store.read(name) }
 
     public func replace(_ name: String, with bytes: [UInt8]) throws(StoreError) { try store.replace(name, with: bytes) }
 
-    /// unlink (ENOENT ignored), then open / fsync / close on the directory.
-    public func remove(_ name: String) throws(StoreError) {
-        guard !name.isEmpty, !name.hasPrefix("."), !name.contains("/") else {
-            throw StoreError(operation: "remove", path: name, errno: EINVAL, message: "not a plain file name")
-        }
-        let path = directory + "/" + name
-        while unlink(path) != 0 {
-            if errno == EINTR { continue }
-            if errno == ENOENT { return }
-            throw StoreError(operation: "unlink", path: path, errno: errno, message: describeErrno(errno))
-        }
-        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if fd < 0 { throw StoreError(operation: "open directory", path: directory, errno: errno, message: describeErrno(errno)) }
-        defer { close(fd) }
-        while fsync(fd) != 0 {
-            if errno == EINTR { continue }
-            throw StoreError(operation: "fsync directory", path: directory, errno: errno, message: describeErrno(errno))
-        }
-    }
+    public func remove(_ name: String) throws(StoreError) { try store.remove(name) }
 
     public func quarantine(_ name: String, suffix: String) throws(StoreError) -> String {
         try store.quarantine(name, suffix: suffix)

@@ -106,14 +106,15 @@ public struct Maintainer {
 
 /// The maintainer's changes made to the files themselves, when no device runs (the caller holds
 /// the state lock). Same rules and words as the running device's (`MaintenanceEdits`); files
-/// are replaced atomically by `DirectoryStore`. When the command runs as root the new files are
-/// given the state directory's owner, so the service user can still read them.
+/// are replaced atomically by `DirectoryStore`, which follows no link. When the command runs as
+/// root the new files are given the state directory's owner (`fchown` on the new file before it
+/// gets its name), so the service user can still read them.
 public struct OfflineState {
     public let store: DirectoryStore
     public let contentDirectory: String
 
     public init(stateDirectory: String, contentDirectory: String? = nil) throws(ControlFailure) {
-        do { store = try DirectoryStore(directory: stateDirectory) } catch {
+        do { store = try DirectoryStore(directory: stateDirectory, ownership: .directoryOwner) } catch {
             throw .failed("cannot use the state directory: \(error)")
         }
         self.contentDirectory = DeviceContent.directory(override: contentDirectory)
@@ -173,7 +174,8 @@ public struct OfflineState {
         case .restore(let files):
             let bytes = files.mapValues { [UInt8]($0) }
             let state = try MaintenanceEdits.restorable(bytes)
-            for name in StateArchive.stateFiles { try write(name, bytes[name]!) }
+            let files = StateArchive.stateFiles.compactMap { name in bytes[name].map { (name: name, bytes: $0) } }
+            do { try store.replaceAll(files) } catch { throw .failed("cannot restore (no state file changed): \(error)") }
             return .done(MaintenanceEdits.restoredMessage(state))
         }
     }
@@ -204,12 +206,6 @@ public struct OfflineState {
 
     func write(_ name: String, _ bytes: [UInt8]) throws(ControlFailure) {
         do { try store.replace(name, with: bytes) } catch { throw .failed("cannot write \(name): \(error)") }
-        if geteuid() == 0 {
-            var dir = stat()
-            if stat(store.directory, &dir) == 0, dir.st_uid != 0 || dir.st_gid != 0 {
-                _ = chown(store.directory + "/" + name, dir.st_uid, dir.st_gid)
-            }
-        }
     }
 }
 
@@ -233,13 +229,14 @@ public enum StateBackupReader {
             files[RemindersFile.name] = try read(RemindersFile.name) ?? Array(RemindersFile.format(.never).utf8)
             for name in AlertSlotFile.names { files[name] = try read(name) ?? [] }
             let outbox = stateDirectory + "/outbox"
-            if FileManager.default.fileExists(atPath: outbox) {
-                let names: [String]
-                do { names = try FileManager.default.contentsOfDirectory(atPath: outbox) } catch {
-                    throw .failed("cannot list \(outbox): \(error.localizedDescription)")
-                }
+            var info = stat()
+            if lstat(outbox, &info) == 0 {
                 let box: DirectoryStore
-                do { box = try DirectoryStore(directory: outbox, maximumFileSize: 64 * 1024) } catch { throw .failed("cannot use \(outbox): \(error)") }
+                let names: [String]
+                do {
+                    box = try DirectoryStore(directory: outbox, maximumFileSize: 64 * 1024)
+                    names = try box.names()
+                } catch { throw .failed("cannot use \(outbox): \(error)") }
                 for n in names.sorted() where n.hasSuffix(Outbox.fileExtension) && StateArchive.isKnown(StateArchive.outboxPrefix + n) {
                     do { if let b = try box.read(n) { files[StateArchive.outboxPrefix + n] = b } } catch {
                         throw .failed("cannot read outbox/\(n): \(error)")

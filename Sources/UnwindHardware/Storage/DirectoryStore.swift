@@ -13,67 +13,114 @@ import Darwin
 /// fsync the directory: after a killed process or a power cut the name holds either the complete
 /// old bytes or the complete new bytes.
 ///
+/// **No link is ever followed.** The service user can write the state directory, and the
+/// maintainer's commands run as root: a `mantras.txt -> /etc/shadow` planted there must not make
+/// root read, copy, truncate or chown anything outside it. So the directory is opened once
+/// (`O_DIRECTORY|O_NOFOLLOW`) and every file is reached relative to that descriptor (`openat`
+/// with `O_NOFOLLOW`, `renameat`, `unlinkat`, `fstatat` without following); anything that is not
+/// a regular file is refused with an error naming it; ownership is given with `fchown` on the
+/// open temporary file, before it gets its name, so no path can be swapped in between.
+///
 /// Temporary files are `.<name>.tmp-<pid>-<counter>` in the same directory (so the rename never
 /// crosses a file system); a process killed mid-write leaves one behind, and the next
-/// `DirectoryStore` on the directory removes it. That cleanup assumes one writer per directory:
-/// don't open a second store on a directory while another process is writing to it.
+/// `DirectoryStore` on the directory removes it when its writer is gone.
+///
+/// `replaceAll` changes several files as one (a restore): it stages them in `.txn-<pid>-<counter>/`
+/// and commits by creating `.commit` there; the next `DirectoryStore` on the directory finishes a
+/// committed transaction whose writer died, or throws an uncommitted one away. Either the whole
+/// old or the whole new set of files, whatever step a kill lands on.
 ///
 /// System calls interrupted by a signal (EINTR) are retried, except `close`, which on Linux
 /// releases the descriptor even when interrupted.
 public final class DirectoryStore: StateStore {
+    /// Who owns the files this store writes.
+    public enum Ownership: Sendable {
+        /// The process's user (the daemon, a simulator, a test).
+        case process
+        /// The directory's owner and group, when the process runs as root and the directory is
+        /// not root's: a maintainer's `sudo unwind …` must leave files the service user can
+        /// still read and replace.
+        case directoryOwner
+    }
+
     /// The directory, as given to `init`.
     public let directory: String
     /// `read` refuses files larger than this and `replace` refuses to write them (EFBIG).
     public let maximumFileSize: Int
     private let root: FilePath
+    private let directoryFD: Int32
+    private let owner: (uid: uid_t, gid: gid_t)?
+    /// Called with a step's name before each step of `replaceAll` and of its recovery: how the
+    /// tests kill a writer at every step.
+    private let transactionStep: (@Sendable (String) -> Void)?
 
     /// Process-wide, so two stores on the same directory in one process never pick the same
     /// temporary name.
     private static let temporaryCounter = Mutex<UInt64>(0)
+    /// A dot-name, so it is never taken for a staged state file.
+    static let commitMarker = ".commit"
 
     /// Opens the store, creating `directory` (one level, mode 0750 before the umask) if it is
-    /// missing, and removes temporary files a killed writer left behind.
+    /// missing, finishes or rolls back a transaction a killed writer left, and removes temporary
+    /// files a killed writer left behind.
     ///
     /// C calls: `mkdir`; when it created the directory, `open`/`fsync`/`close` on the parent;
-    /// otherwise `stat` to check it is a directory; then `opendir`/`readdir`/`closedir` and
-    /// `unlink` for each stale `.<name>.tmp-<pid>-<counter>` file (failures to unlink are ignored).
-    public init(directory: String, maximumFileSize: Int = 1 << 20) throws(StoreError) {
+    /// `open` (O_RDONLY|O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC) on the directory, kept until deinit;
+    /// then `fdopendir`/`readdir`/`closedir`, and `renameat`/`unlinkat` for what was left behind.
+    public init(directory: String, maximumFileSize: Int = 1 << 20, ownership: Ownership = .process,
+                transactionStep: (@Sendable (String) -> Void)? = nil) throws(StoreError) {
         guard !directory.isEmpty, !directory.utf8.contains(0) else {
             throw StoreError(operation: "open store", path: directory, errno: EINVAL,
                              message: "not a usable directory path")
         }
-        precondition(maximumFileSize >= 0, "maximumFileSize must not be negative")
         self.directory = directory
-        self.maximumFileSize = maximumFileSize
+        self.maximumFileSize = max(0, maximumFileSize)
         self.root = FilePath(directory)
+        self.transactionStep = transactionStep
         try Self.makeDirectory(root)
-        try Self.removeStaleTemporaries(in: root)
+        let fd = retryingOnInterrupt { open(directory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+        if fd < 0 {
+            let code = Errno(rawValue: errno)
+            throw storeError("open store", root, code, code == .tooManySymbolicLinkLevels || code == .notDirectory
+                             ? "a symbolic link or not a directory; the state directory must be a real directory" : nil)
+        }
+        directoryFD = fd
+        var info = stat()
+        if ownership == .directoryOwner, geteuid() == 0, fstat(fd, &info) == 0, info.st_uid != 0 || info.st_gid != 0 {
+            owner = (info.st_uid, info.st_gid)
+        } else {
+            owner = nil
+        }
+        do throws(StoreError) {
+            try recoverLeftovers()
+        } catch {
+            close(fd)
+            throw error
+        }
     }
+
+    deinit { close(directoryFD) }
 
     /// The file's bytes, or nil when it does not exist (ENOENT).
     ///
-    /// C calls: `open` (O_RDONLY|O_NONBLOCK|O_CLOEXEC; O_NONBLOCK only so a FIFO under the name
-    /// cannot hang us, it means nothing for regular files), `fstat`, `read` until end of file,
-    /// `close`.
-    /// Throws EISDIR for a directory, EINVAL for anything else that is not a regular file, and
-    /// EFBIG when the file is larger than `maximumFileSize`.
+    /// C calls: `openat` (O_RDONLY|O_NONBLOCK|O_NOFOLLOW|O_CLOEXEC; O_NONBLOCK only so a FIFO
+    /// under the name cannot hang us), `fstat`, `read` until end of file, `close`.
+    /// Throws ELOOP for a symbolic link, EISDIR for a directory, EINVAL for anything else that
+    /// is not a regular file, and EFBIG when the file is larger than `maximumFileSize`.
     public func read(_ name: String) throws(StoreError) -> [UInt8]? {
         let path = try self.path(of: name, for: "read")
-        let fd: FileDescriptor
-        switch errnoResult({ try FileDescriptor.open(path, .readOnly, options: [.nonBlocking, .closeOnExec]) }) {
-        case .success(let opened): fd = opened
-        case .failure(.noSuchFileOrDirectory): return nil
-        case .failure(let e): throw storeError("open", path, e)
+        let raw = retryingOnInterrupt { openat(directoryFD, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC) }
+        if raw < 0 {
+            let code = Errno(rawValue: errno)
+            if code == .noSuchFileOrDirectory { return nil }
+            throw storeError("open", path, code, code == .tooManySymbolicLinkLevels ? Self.linkRefusal : nil)
         }
+        let fd = FileDescriptor(rawValue: raw)
         defer { _ = try? fd.close() }  // read-only: nothing to lose
 
         var info = stat()
         try retryingInterrupts("fstat", path) { fstat(fd.rawValue, &info) }
-        switch info.st_mode & mode_t(S_IFMT) {
-        case mode_t(S_IFREG): break
-        case mode_t(S_IFDIR): throw storeError("read", path, .isDirectory)
-        default: throw storeError("read", path, .invalidArgument, "not a regular file")
-        }
+        try Self.requireRegular(info, "read", path)
         let limit = maximumFileSize
         guard info.st_size <= Int64(limit) else {
             throw storeError("read", path, .fileTooLarge,
@@ -96,49 +143,80 @@ public final class DirectoryStore: StateStore {
         }
     }
 
-    /// Atomically replaces (or creates) the file with `bytes`, durable on return.
+    /// Atomically replaces (or creates) the file with `bytes`, durable on return. Whatever is
+    /// under the name — a link, a file — is replaced by a new regular file, never written through.
     ///
-    /// C calls: `open` (O_CREAT|O_EXCL|O_WRONLY|O_CLOEXEC, 0640) on `.<name>.tmp-<pid>-<counter>`,
-    /// `write` until every byte is out (short writes continue where they stopped), `fsync`,
-    /// `close`, `rename` onto `name`, then `open`/`fsync`/`close` on the directory. If anything
-    /// up to the rename fails, `unlink` removes the temporary file and the old content stays.
-    /// A failure of the final directory `fsync` is thrown too: the new content is in place
+    /// C calls: `openat` (O_CREAT|O_EXCL|O_WRONLY|O_NOFOLLOW|O_CLOEXEC, 0640) on
+    /// `.<name>.tmp-<pid>-<counter>`, `write` until every byte is out, `fchown` (`.directoryOwner`
+    /// as root), `fsync`, `close`, `renameat` onto `name`, then `fsync` on the directory. If
+    /// anything up to the rename fails, `unlinkat` removes the temporary file and the old content
+    /// stays. A failure of the final directory `fsync` is thrown too: the new content is in place
     /// but not known to be durable.
     public func replace(_ name: String, with bytes: [UInt8]) throws(StoreError) {
         let target = try path(of: name, for: "replace")
-        guard bytes.count <= maximumFileSize else {
-            throw storeError("replace", target, .fileTooLarge,
-                             "\(bytes.count) bytes, more than the \(maximumFileSize) allowed")
-        }
-
-        let (temporary, fd) = try createTemporary(for: name)
+        try checkSize(bytes, target)
+        let temporary = try writeTemporary(bytes, for: name, in: directoryFD, root)
         do throws(StoreError) {
-            try writeAll(bytes, to: fd, temporary)
-            try retryingInterrupts("fsync", temporary) { fsync(fd.rawValue) }
+            try retryingInterrupts("rename", target) { renameat(directoryFD, temporary, directoryFD, name) }
         } catch {
-            _ = try? fd.close()
-            removeQuietly(temporary)
-            throw error
-        }
-        do throws(StoreError) {
-            // No retry: on Linux the descriptor is gone whatever close returns.
-            try check("close", temporary) { try fd.close() }
-            try retryingInterrupts("rename", temporary) {
-                temporary.withCString { from in target.withCString { to in rename(from, to) } }
-            }
-        } catch {
-            removeQuietly(temporary)
+            _ = unlinkat(directoryFD, temporary, 0)
             throw error
         }
         try syncDirectory()
     }
 
+    /// Replaces every file in `files` as one change: after a kill or a power cut at any step the
+    /// directory holds all the old files or (once the next store on it has finished the job) all
+    /// the new ones. Durable on return.
+    ///
+    /// Steps: `mkdirat` `.txn-<pid>-<counter>` (0700); each file written, `fchown`ed and fsynced
+    /// there; `fsync` it; `.commit` created and the directories fsynced — the point of no return;
+    /// each file `renameat` onto its name; `fsync` the directory; `.commit` and the staging
+    /// directory removed.
+    public func replaceAll(_ files: [(name: String, bytes: [UInt8])]) throws(StoreError) {
+        for f in files {
+            let path = try path(of: f.name, for: "replace")
+            try checkSize(f.bytes, path)
+        }
+        let staging = ".txn-\(getpid())-\(Self.nextCounter())"
+        let stagingPath = root.appending(staging)
+        step("stage")
+        try retryingInterrupts("mkdir", stagingPath) { mkdirat(directoryFD, staging, 0o700) }
+        let stagingFD = retryingOnInterrupt { openat(directoryFD, staging, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+        if stagingFD < 0 {
+            let code = Errno(rawValue: errno)
+            _ = unlinkat(directoryFD, staging, AT_REMOVEDIR)
+            throw storeError("open", stagingPath, code)
+        }
+        defer { close(stagingFD) }
+        do throws(StoreError) {
+            // A root command killed mid-way must leave a staging directory the daemon can finish.
+            if let owner {
+                try retryingInterrupts("fchown", stagingPath) { fchown(stagingFD, owner.uid, owner.gid) }
+            }
+            for f in files {
+                step("write \(f.name)")
+                let temporary = try writeTemporary(f.bytes, for: f.name, in: stagingFD, stagingPath)
+                try retryingInterrupts("rename", stagingPath.appending(f.name)) {
+                    renameat(stagingFD, temporary, stagingFD, f.name)
+                }
+            }
+            try retryingInterrupts("fsync directory", stagingPath) { fsync(stagingFD) }
+            step("commit")
+            _ = try writeTemporary([], for: Self.commitMarker, in: stagingFD, stagingPath, named: Self.commitMarker)
+            try retryingInterrupts("fsync directory", stagingPath) { fsync(stagingFD) }
+        } catch {
+            Self.discard(staging, stagingFD: stagingFD, in: directoryFD)
+            throw error
+        }
+        try finishCommitted(staging, stagingFD: stagingFD)
+    }
+
     /// Moves a file that failed to parse out of the way as `<name>.corrupt-<suffix>`, or
     /// `<name>.corrupt-<suffix>-1`, `-2` … when that name is taken, and returns the new name.
     ///
-    /// C calls: `lstat` on each candidate name until one is free, `rename`, then
-    /// `open`/`fsync`/`close` on the directory. Not atomic against another process creating the
-    /// same candidate name between the `lstat` and the `rename` (one writer per directory).
+    /// C calls: `fstatat` (AT_SYMLINK_NOFOLLOW) on each candidate name until one is free,
+    /// `renameat`, then `fsync` on the directory.
     public func quarantine(_ name: String, suffix: String) throws(StoreError) -> String {
         let source = try path(of: name, for: "quarantine")
         guard !suffix.contains("/"), !suffix.utf8.contains(0) else {
@@ -148,18 +226,38 @@ public final class DirectoryStore: StateStore {
         let base = "\(name).corrupt-\(suffix)"
         for attempt in 0..<10_000 {
             let candidate = attempt == 0 ? base : "\(base)-\(attempt)"
-            let target = root.appending(candidate)
-            if try exists(target) { continue }
-            try retryingInterrupts("rename", source) {
-                source.withCString { from in target.withCString { to in rename(from, to) } }
-            }
+            if try exists(candidate) { continue }
+            try retryingInterrupts("rename", source) { renameat(directoryFD, name, directoryFD, candidate) }
             try syncDirectory()
             return candidate
         }
         throw storeError("quarantine", root.appending(base), .fileExists, "no free quarantine name")
     }
 
+    /// The plain names in the directory (any order); dot-files (temporaries, locks) left out.
+    ///
+    /// C calls: `dup`, `fdopendir`, `readdir`, `closedir`.
+    public func names() throws(StoreError) -> [String] {
+        try entries().filter(Self.isPlainName)
+    }
+
+    /// Removes the file, durable on return; a missing file is not an error.
+    ///
+    /// C calls: `unlinkat`, then `fsync` on the directory.
+    public func remove(_ name: String) throws(StoreError) {
+        let path = try path(of: name, for: "remove")
+        while unlinkat(directoryFD, name, 0) != 0 {
+            let code = Errno(rawValue: errno)
+            if code == .interrupted { continue }
+            if code == .noSuchFileOrDirectory { return }
+            throw storeError("unlink", path, code)
+        }
+        try syncDirectory()
+    }
+
     // MARK: - Names
+
+    static let linkRefusal = "a symbolic link; state files must be regular files, and links are never followed (remove it)"
 
     /// A plain file name: not empty, no "/", no NUL, not starting with "." (which also keeps
     /// ".", ".." and our own temporary files out).
@@ -177,10 +275,19 @@ public final class DirectoryStore: StateStore {
             bytes[$0..<$0 + marker.count].elementsEqual(marker)
         }) else { return false }
         let name = String(decoding: bytes[1..<at], as: UTF8.self)
-        let tail = bytes[(at + marker.count)...].split(separator: UInt8(ascii: "-"),
-                                                      omittingEmptySubsequences: false)
-        return isPlainName(name) && tail.count == 2
-            && tail.allSatisfy { !$0.isEmpty && $0.allSatisfy { (0x30...0x39).contains($0) } }
+        return isPlainName(name) && isPidCounter(bytes[(at + marker.count)...])
+    }
+
+    /// Whether `entry` is `.txn-<digits>-<digits>`, as `replaceAll` creates.
+    static func isTransactionName(_ entry: String) -> Bool {
+        let bytes = Array(entry.utf8)
+        let marker = Array(".txn-".utf8)
+        return bytes.starts(with: marker) && isPidCounter(bytes[marker.count...])
+    }
+
+    private static func isPidCounter(_ tail: ArraySlice<UInt8>) -> Bool {
+        let fields = tail.split(separator: UInt8(ascii: "-"), omittingEmptySubsequences: false)
+        return fields.count == 2 && fields.allSatisfy { !$0.isEmpty && $0.allSatisfy { (0x30...0x39).contains($0) } }
     }
 
     private func path(of name: String, for operation: String) throws(StoreError) -> FilePath {
@@ -191,32 +298,66 @@ public final class DirectoryStore: StateStore {
         return root.appending(name)
     }
 
+    private static func nextCounter() -> UInt64 {
+        temporaryCounter.withLock { value in
+            defer { value &+= 1 }
+            return value
+        }
+    }
+
+    private func step(_ name: String) { transactionStep?(name) }
+
     // MARK: - Steps
 
-    /// `open` with O_CREAT|O_EXCL; on EEXIST (a leftover with our pid) the next counter is tried.
-    private func createTemporary(for name: String) throws(StoreError) -> (FilePath, FileDescriptor) {
-        let pid = getpid()
-        var attempts = 0
-        while true {
-            let counter = Self.temporaryCounter.withLock { value in
-                defer { value &+= 1 }
-                return value
-            }
-            let temporary = root.appending(".\(name).tmp-\(pid)-\(counter)")
-            let result = errnoResult {
-                try FileDescriptor.open(
-                    temporary, .writeOnly, options: [.create, .exclusiveCreate, .closeOnExec],
-                    permissions: FilePermissions(rawValue: 0o640))  // retries EINTR
-            }
-            switch result {
-            case .success(let fd):
-                return (temporary, fd)
-            case .failure(.fileExists) where attempts < 16:
-                attempts += 1
-            case .failure(let e):
-                throw storeError("create", temporary, e)
-            }
+    private func checkSize(_ bytes: [UInt8], _ path: FilePath) throws(StoreError) {
+        guard bytes.count <= maximumFileSize else {
+            throw storeError("replace", path, .fileTooLarge,
+                             "\(bytes.count) bytes, more than the \(maximumFileSize) allowed")
         }
+    }
+
+    /// Creates a new file in `directoryFD` holding `bytes`, owned as this store's files are, on
+    /// the card (fsynced) and closed; returns its name. `named`: that exact name (O_EXCL), not a
+    /// fresh temporary one.
+    private func writeTemporary(_ bytes: [UInt8], for name: String, in dirFD: Int32, _ dirPath: FilePath,
+                                named: String? = nil) throws(StoreError) -> String {
+        var attempts = 0
+        var temporary: String
+        var raw: Int32
+        while true {
+            temporary = named ?? ".\(name).tmp-\(getpid())-\(Self.nextCounter())"
+            raw = retryingOnInterrupt {
+                openat(dirFD, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o640)
+            }
+            if raw >= 0 { break }
+            let code = Errno(rawValue: errno)
+            if code == .fileExists, named == nil, attempts < 16 {
+                attempts += 1  // a leftover with our pid: the next counter
+                continue
+            }
+            throw storeError("create", dirPath.appending(temporary), code)
+        }
+        let fd = FileDescriptor(rawValue: raw)
+        let path = dirPath.appending(temporary)
+        do throws(StoreError) {
+            try writeAll(bytes, to: fd, path)
+            if let owner {
+                try retryingInterrupts("fchown", path) { fchown(raw, owner.uid, owner.gid) }
+            }
+            try retryingInterrupts("fsync", path) { fsync(raw) }
+        } catch {
+            _ = try? fd.close()
+            _ = unlinkat(dirFD, temporary, 0)
+            throw error
+        }
+        do throws(StoreError) {
+            // No retry: on Linux the descriptor is gone whatever close returns.
+            try check("close", path) { try fd.close() }
+        } catch {
+            _ = unlinkat(dirFD, temporary, 0)
+            throw error
+        }
+        return temporary
     }
 
     private func writeAll(_ bytes: [UInt8], to fd: FileDescriptor, _ path: FilePath) throws(StoreError) {
@@ -238,35 +379,104 @@ public final class DirectoryStore: StateStore {
         try result.get()
     }
 
-    /// C calls: `open` (O_RDONLY|O_DIRECTORY|O_CLOEXEC), `fsync`, `close`.
-    private func syncDirectory() throws(StoreError) {
-        try Self.sync(directory: root)
-    }
-
-    private static func sync(directory: FilePath) throws(StoreError) {
-        let fd = try check("open directory", directory) {
-            try FileDescriptor.open(directory, .readOnly, options: [.directory, .closeOnExec])
+    /// The committed transaction's files onto their names, then the staging directory removed.
+    /// Safe to run again after a kill: a file already moved is simply no longer staged.
+    private func finishCommitted(_ staging: String, stagingFD: Int32) throws(StoreError) {
+        let stagingPath = root.appending(staging)
+        for name in try Self.entries(of: stagingFD, stagingPath) where Self.isPlainName(name) {
+            step("rename \(name)")
+            try retryingInterrupts("rename", stagingPath.appending(name)) {
+                renameat(stagingFD, name, directoryFD, name)
+            }
         }
-        defer { _ = try? fd.close() }
-        try retryingInterrupts("fsync directory", directory) { fsync(fd.rawValue) }
+        step("sync")
+        try syncDirectory()
+        step("clean")
+        Self.discard(staging, stagingFD: stagingFD, in: directoryFD)
+        try syncDirectory()
     }
 
-    /// `lstat`: true when something exists at `path`, false on ENOENT.
-    private func exists(_ path: FilePath) throws(StoreError) -> Bool {
-        var info = stat()
-        while true {
-            if path.withCString({ lstat($0, &info) }) == 0 { return true }
-            let code = Errno(rawValue: errno)
-            switch code {
-            case .interrupted: continue
-            case .noSuchFileOrDirectory: return false
-            default: throw storeError("lstat", path, code)
+    /// Everything in a staging directory removed, then the directory (errors ignored: a
+    /// leftover is finished or discarded again by the next store).
+    private static func discard(_ staging: String, stagingFD: Int32, in directoryFD: Int32) {
+        for name in (try? entries(of: stagingFD, FilePath(staging))) ?? [] where name != "." && name != ".." {
+            _ = unlinkat(stagingFD, name, 0)
+        }
+        _ = unlinkat(directoryFD, staging, AT_REMOVEDIR)
+    }
+
+    /// Finishes or discards transactions whose writer died, and removes dead writers' temporaries.
+    private func recoverLeftovers() throws(StoreError) {
+        for entry in try entries() {
+            if Self.isTemporaryName(entry), !Self.writerIsAlive(entry) {
+                // A maintainer's command and the daemon share the directory: only a temporary
+                // file whose writer is gone is stale; a live writer's is about to be renamed.
+                _ = unlinkat(directoryFD, entry, 0)
+            } else if Self.isTransactionName(entry), !Self.writerIsAlive(entry) {
+                let fd = retryingOnInterrupt { openat(directoryFD, entry, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+                guard fd >= 0 else { continue }  // not ours (a link, a file): left alone
+                defer { close(fd) }
+                var info = stat()
+                if fstatat(fd, Self.commitMarker, &info, AT_SYMLINK_NOFOLLOW) == 0 {
+                    try finishCommitted(entry, stagingFD: fd)
+                } else {
+                    Self.discard(entry, stagingFD: fd, in: directoryFD)
+                }
             }
         }
     }
 
-    private func removeQuietly(_ path: FilePath) {
-        while path.withCString({ unlink($0) }) == -1 && errno == EINTR {}
+    private func entries() throws(StoreError) -> [String] {
+        try Self.entries(of: directoryFD, root)
+    }
+
+    private static func entries(of fd: Int32, _ path: FilePath) throws(StoreError) -> [String] {
+        let copy = dup(fd)
+        guard copy >= 0, let stream = fdopendir(copy) else {
+            let code = Errno(rawValue: errno)
+            throw storeError("opendir", path, code)
+        }
+        defer { closedir(stream) }
+        rewinddir(stream)  // the copy shares the position with earlier listings
+        var out: [String] = []
+        while true {
+            errno = 0
+            guard let entry = readdir(stream) else {
+                if errno != 0 { throw storeError("readdir", path, Errno(rawValue: errno)) }
+                return out
+            }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(validating: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if let name, name != ".", name != ".." { out.append(name) }
+        }
+    }
+
+    private func syncDirectory() throws(StoreError) {
+        try retryingInterrupts("fsync directory", root) { fsync(directoryFD) }
+    }
+
+    /// `fstatat` without following: true when something exists under `name`, false on ENOENT.
+    private func exists(_ name: String) throws(StoreError) -> Bool {
+        var info = stat()
+        while true {
+            if fstatat(directoryFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0 { return true }
+            let code = Errno(rawValue: errno)
+            switch code {
+            case .interrupted: continue
+            case .noSuchFileOrDirectory: return false
+            default: throw storeError("lstat", root.appending(name), code)
+            }
+        }
+    }
+
+    static func requireRegular(_ info: stat, _ operation: String, _ path: FilePath) throws(StoreError) {
+        switch info.st_mode & mode_t(S_IFMT) {
+        case mode_t(S_IFREG): return
+        case mode_t(S_IFDIR): throw storeError(operation, path, .isDirectory, "a directory; a state file must be a regular file")
+        case mode_t(S_IFIFO): throw storeError(operation, path, .invalidArgument, "a FIFO; a state file must be a regular file")
+        default: throw storeError(operation, path, .invalidArgument, "not a regular file")
+        }
     }
 
     private static func makeDirectory(_ path: FilePath) throws(StoreError) {
@@ -275,59 +485,28 @@ public final class DirectoryStore: StateStore {
                 // Make the new directory's own entry durable.
                 var parent = path.removingLastComponent()
                 if parent.isEmpty { parent = "." }
-                try sync(directory: parent)
+                let fd = retryingOnInterrupt { open(parent.string, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+                if fd < 0 { throw storeError("open directory", parent, Errno(rawValue: errno)) }
+                defer { close(fd) }
+                try retryingInterrupts("fsync directory", parent) { fsync(fd) }
                 return
             }
             let code = Errno(rawValue: errno)
             switch code {
-            case .interrupted:
-                continue
-            case .fileExists:
-                var info = stat()
-                try retryingInterrupts("stat", path) { path.withCString { stat($0, &info) } }
-                guard info.st_mode & mode_t(S_IFMT) == mode_t(S_IFDIR) else {
-                    throw storeError("open store", path, .notDirectory)
-                }
-                return
-            default:
-                throw storeError("mkdir", path, code)
+            case .interrupted: continue
+            case .fileExists: return  // the O_DIRECTORY|O_NOFOLLOW open says whether it is usable
+            default: throw storeError("mkdir", path, code)
             }
         }
     }
 
-    /// Whether the process whose pid a temporary name carries still runs (`kill(pid, 0)`).
+    /// Whether the process whose pid a temporary or staging name carries still runs (`kill(pid, 0)`).
     static func writerIsAlive(_ entry: String) -> Bool {
-        // `.<name>.tmp-<pid>-<counter>`: the pid is the second field from the end.
+        // `.<name>.tmp-<pid>-<counter>` / `.txn-<pid>-<counter>`: the pid is the second field from the end.
         let fields = entry.split(separator: "-", omittingEmptySubsequences: false)
         guard fields.count >= 3, let pid = pid_t(fields[fields.count - 2]), pid > 0 else { return false }
         if pid == getpid() { return false }
         return kill(pid, 0) == 0 || errno == EPERM
-    }
-
-    private static func removeStaleTemporaries(in path: FilePath) throws(StoreError) {
-        guard let stream = path.withCString({ opendir($0) }) else {
-            throw storeError("opendir", path, Errno(rawValue: errno))
-        }
-        var stale: [String] = []
-        while true {
-            errno = 0
-            guard let entry = readdir(stream) else {
-                let code = errno
-                closedir(stream)
-                if code != 0 { throw storeError("readdir", path, Errno(rawValue: code)) }
-                break
-            }
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(validating: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            // A maintainer's command and the daemon share the directory: only a temporary file
-            // whose writer is gone is stale; a live writer's is about to be renamed.
-            if let name, isTemporaryName(name), !writerIsAlive(name) { stale.append(name) }
-        }
-        for name in stale {
-            let file = path.appending(name)
-            while file.withCString({ unlink($0) }) == -1 && errno == EINTR {}
-        }
     }
 }
 

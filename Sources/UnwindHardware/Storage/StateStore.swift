@@ -7,6 +7,9 @@ public protocol StateStore: AnyObject, Sendable {
     func read(_ name: String) throws(StoreError) -> [UInt8]?
     /// Atomically replaces (or creates) the file with `bytes`, durable on return.
     func replace(_ name: String, with bytes: [UInt8]) throws(StoreError)
+    /// Replaces several files as one change: whatever happens mid-way, all the old files or all
+    /// the new ones (a restore).
+    func replaceAll(_ files: [(name: String, bytes: [UInt8])]) throws(StoreError)
     /// Moves a file that failed to parse out of the way as `<name>.corrupt-<suffix>` so it can
     /// be inspected, and returns the new name.
     func quarantine(_ name: String, suffix: String) throws(StoreError) -> String
