@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Dispatch
 import Logging
 import Synchronization
@@ -15,6 +18,8 @@ public final class StatePersistence: @unchecked Sendable {
     /// card (a person's lifetime totals) is not replaced by zeros the device only assumed.
     /// Written during loading, before the loop starts; read-only afterwards.
     private var protected: Set<String> = []
+    /// Writes that could not get the state lock in time, waiting to be tried again.
+    private let pending = PendingWrites()
     /// Taken around every write, so a maintainer's command never interleaves with the device's
     /// writes (see `StateLock`); nil: no other writer to fear (tests).
     public let lock: StateLock?
@@ -61,8 +66,10 @@ public final class StatePersistence: @unchecked Sendable {
     /// are dropped, and the cleaned list is written back.
     public func loadMantras(now: WallTime, seed: @escaping () -> [String]) -> [String] {
         var missing = false
+        // Unreadable: the shipped list is shown (never written), not "No mantras found".
         let list = load(MantrasFile.name, now: now, empty: [String](), format: MantrasFile.format,
-                        missing: { missing = true; return seed() }, recover: MantrasFile.salvage) { bytes in
+                        missing: { missing = true; return seed() }, recover: MantrasFile.salvage,
+                        unreadable: seed) { bytes in
             try MantrasFile.parse(bytes)
         }
         if missing {
@@ -79,8 +86,11 @@ public final class StatePersistence: @unchecked Sendable {
     /// - Parameters:
     ///   - missing: what a missing file means (default: `empty`).
     ///   - recover: what is kept of an unusable file once it is moved aside (default: `empty`).
+    ///   - unreadable: what the device shows while a file it cannot read is left alone
+    ///     (default: `empty`).
     private func load<T>(_ name: String, now: WallTime, empty: T, format: (T) -> String,
                          missing: (() -> T)? = nil, recover: (([UInt8]) -> T)? = nil,
+                         unreadable: (() -> T)? = nil,
                          parse: ([UInt8]) throws -> T) -> T {
         let problem: String
         var unusable: [UInt8]?
@@ -88,8 +98,15 @@ public final class StatePersistence: @unchecked Sendable {
             guard let bytes = try store.read(name) else { return missing?() ?? empty }
             unusable = bytes
             return try parse(bytes)
+        } catch let error as StoreError where Self.cannotReadNow(error) {
+            // The bytes are there but out of reach (permissions, an I/O error): moving them
+            // aside and writing an empty file would hide the person's data behind a default.
+            protected.insert(name)
+            logger.error("\(name) cannot be read (\(error)); it is left alone and not overwritten until it can be read — fix its owner or mode and restart")
+            return unreadable?() ?? empty
         } catch {
-            // Unreadable (too large, not a file, an I/O error) or unparsable: the same recovery.
+            // Unparsable, too large, or not a regular file (a directory, a FIFO, a link): the
+            // same recovery — moved aside untouched, so nothing is lost, and a fresh file.
             problem = "\(error)"
         }
         let kept = unusable.flatMap { b in recover.map { $0(b) } } ?? empty
@@ -108,6 +125,16 @@ public final class StatePersistence: @unchecked Sendable {
         return kept
     }
 
+    /// A file whose bytes exist but cannot be read now, as opposed to one that is not a state
+    /// file at all (too large, a directory, a FIFO, a link), which can be moved aside whole.
+    static func cannotReadNow(_ error: StoreError) -> Bool {
+        ![EISDIR, EINVAL, ELOOP, EFBIG].contains(error.errno)
+    }
+
+    /// The names of the state files the device will not write (they could not be read and are
+    /// kept for the maintainer), for `unwind status`.
+    public var filesLeftAlone: [String] { protected.sorted() }
+
     public func save(_ file: StateFile, _ text: String) {
         save(named: file.rawValue, Array(text.utf8))
     }
@@ -119,19 +146,73 @@ public final class StatePersistence: @unchecked Sendable {
             logger.error("not saving \(name): the unusable file on the card is kept for inspection")
             return
         }
+        enqueue(.one(name, bytes))
+    }
+
+    /// Replaces several state files as one change (a restore): after a kill at any moment the
+    /// card holds all the old files or all the new ones. Files left alone are not overwritten.
+    public func saveAll(_ files: [(name: String, bytes: [UInt8])]) {
+        let writable = files.filter { !protected.contains($0.name) }
+        for f in files where protected.contains(f.name) {
+            logger.error("not saving \(f.name): the unusable file on the card is kept for inspection")
+        }
+        if !writable.isEmpty { enqueue(.all(writable)) }
+    }
+
+    private func enqueue(_ write: PendingWrites.Write) {
         writesAsked += 1
         let number = writesAsked
-        let write: @Sendable () -> Void = { [store, logger, lock, failures] in
+        let job: @Sendable () -> Void = { [self] in attempt(number, write) }
+        if let queue { queue.async(execute: job) } else { job() }
+    }
+
+    /// How long one write waits for the state lock. Anyone in the group can hold the lock (or
+    /// a command can hang holding it): the write is then kept and tried again, never waited
+    /// for without end — quitting must not hang on it, and the loop never waits at all.
+    static let lockWait: Duration = .seconds(2)
+    static let retryAfter: Duration = .seconds(2)
+
+    /// On the writer's queue (or at once in the simulator).
+    private func attempt(_ number: UInt64, _ write: PendingWrites.Write) {
+        do throws(ControlFailure) {
+            let held = try takeLock()
+            defer { held?.release() }
+            pending.lockIsBusy = false
             do {
-                let held = try lock?.acquire(timeout: nil)
-                defer { held?.release() }
-                try store.replace(name, with: bytes)
+                switch write {
+                case .one(let name, let bytes): try store.replace(name, with: bytes)
+                case .all(let files): try store.replaceAll(files)
+                }
+                pending.done(write, number)
             } catch {
-                logger.error("saving \(name) failed: \(error)")
-                failures.record(number, "saving \(name) failed: \(error)")
+                logger.error("saving \(write.names) failed: \(error)")
+                failures.record(number, "saving \(write.names) failed: \(error)")
             }
+        } catch {
+            // Kept: the newest bytes of each file are written once the lock can be had.
+            pending.lockIsBusy = true
+            if pending.keep(write, number) {
+                logger.error("saving \(write.names) waits: \(error.message); trying again every \(Self.retryAfter)")
+            }
+            failures.record(number, "saving \(write.names) is delayed: \(error.message)")
+            scheduleRetry()
         }
-        if let queue { queue.async(execute: write) } else { write() }
+    }
+
+    private func takeLock() throws(ControlFailure) -> StateLock.Held? {
+        guard let lock else { return nil }
+        if pending.lockIsBusy { throw .failed("the state lock \(lock.path) is held by someone else") }
+        return try lock.acquire(timeout: Self.lockWait)
+    }
+
+    private func scheduleRetry() {
+        guard let queue, pending.claimRetry() else { return }
+        let delay = Double(Self.retryAfter.components.seconds)
+        queue.asyncAfter(deadline: .now() + delay) { [self] in
+            pending.retryDone()
+            pending.lockIsBusy = false
+            for (number, write) in pending.snapshot() { attempt(number, write) }
+        }
     }
 
     /// Done once every write asked for so far is on the card; `failure` then says whether one
@@ -142,8 +223,15 @@ public final class StatePersistence: @unchecked Sendable {
         return barrier
     }
 
-    /// Waits for every write already asked for; used on shutdown.
-    public func flush() { queue?.sync {} }
+    /// Waits for every write already asked for, and tries once more what waited for the lock;
+    /// used on shutdown. Bounded: at most one more wait for the lock.
+    public func flush() {
+        queue?.sync {
+            pending.lockIsBusy = false
+            for (number, write) in pending.snapshot() { attempt(number, write) }
+        }
+        for name in pending.names { logger.critical("\(name) could not be saved before quitting: the state lock was held by someone else") }
+    }
 }
 
 /// The point in the writer's queue after which a maintainer's change is on the card.
@@ -182,5 +270,75 @@ final class WriteFailures: Sendable {
 
     func first(after: UInt64, upTo: UInt64) -> String? {
         list.withLock { f in f.first { $0.0 > after && $0.0 <= upTo }?.1 }
+    }
+}
+
+/// Writes kept because the state lock could not be had: the newest bytes of each file (an older
+/// write of a file is dropped once a newer one is kept or done). Shared with the writer queue.
+final class PendingWrites: Sendable {
+    enum Write: Sendable {
+        case one(String, [UInt8])
+        case all([(name: String, bytes: [UInt8])])
+
+        var names: String {
+            switch self {
+            case .one(let name, _): name
+            case .all(let files): files.map(\.name).joined(separator: ", ")
+            }
+        }
+    }
+
+    private struct State {
+        var writes: [(number: UInt64, write: Write)] = []
+        var retryScheduled = false
+        /// Set when a wait for the lock just timed out: the next writes in the queue go
+        /// straight to `writes` instead of each waiting again.
+        var lockIsBusy = false
+    }
+    private let state = Mutex(State())
+
+    var lockIsBusy: Bool {
+        get { state.withLock { $0.lockIsBusy } }
+        set { state.withLock { $0.lockIsBusy = newValue } }
+    }
+
+    /// Keeps `write`; false when it was already kept (a retry that failed again: said once).
+    func keep(_ write: Write, _ number: UInt64) -> Bool {
+        state.withLock { s in
+            if s.writes.contains(where: { $0.number == number }) { return false }
+            s.writes.append((number, write))
+            return true
+        }
+    }
+
+    /// A write reached the card: older kept writes of the same files are no longer wanted.
+    func done(_ write: Write, _ number: UInt64) {
+        let names = Set(Self.files(write))
+        state.withLock { s in
+            s.writes.removeAll { $0.number <= number && Set(Self.files($0.write)).isSubset(of: names) }
+        }
+    }
+
+    func snapshot() -> [(UInt64, Write)] {
+        state.withLock { s in s.writes.map { ($0.number, $0.write) } }
+    }
+
+    func claimRetry() -> Bool {
+        state.withLock { s in
+            if s.retryScheduled { return false }
+            s.retryScheduled = true
+            return true
+        }
+    }
+
+    func retryDone() { state.withLock { $0.retryScheduled = false } }
+
+    var names: [String] { state.withLock { $0.writes.map(\.write.names) } }
+
+    private static func files(_ w: Write) -> [String] {
+        switch w {
+        case .one(let name, _): [name]
+        case .all(let files): files.map(\.name)
+        }
     }
 }

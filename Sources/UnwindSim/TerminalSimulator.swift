@@ -163,7 +163,7 @@ public struct TerminalSimulator {
         let help = DeviceContent.helpLibrary(in: DeviceContent.directory(override: contentDirectory))
         var settings = settings
         settings.timeZone = .current
-        let core = try host.loading {
+        let core = host.loading {
             DeviceCore.starting(settings: settings, persistence: persistence, help: help, now: clock.now().wall,
                                 content: DeviceContent.directory(override: contentDirectory))
         }

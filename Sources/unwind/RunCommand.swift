@@ -112,14 +112,9 @@ struct Daemon {
         let persistence = StatePersistence(store: store, logger: logger, writeInBackground: true, lock: host.lock)
         let content = DeviceContent.directory(override: c.contentDirectory)
         let help = DeviceContent.helpLibrary(in: content)
-        let core: DeviceCore
-        do {
-            core = try host.loading {
-                DeviceCore.starting(settings: c.settings, persistence: persistence, help: help, now: clock.now().wall,
-                                    content: content, counselling: c.counselling, website: c.counsellingWebsite)
-            }
-        } catch {
-            throw fail("cannot start: \(error)", code: .failure)
+        let core = host.loading {
+            DeviceCore.starting(settings: c.settings, persistence: persistence, help: help, now: clock.now().wall,
+                                content: content, counselling: c.counselling, website: c.counsellingWebsite)
         }
         let alerts = try Self.alertLink(c, logger: logger, now: clock.now())
         let alarm: RealtimeAlarm?

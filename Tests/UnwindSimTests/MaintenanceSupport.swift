@@ -55,7 +55,7 @@ final class MaintenanceRig: @unchecked Sendable {
         let store = try DirectoryStore(directory: self.directory)
         let persistence = StatePersistence(store: store, logger: logger, writeInBackground: true, lock: host.lock)
         let help = DeviceContent.helpLibrary(in: DeviceContent.directory())
-        let core = try host.loading {
+        let core = host.loading {
             DeviceCore.starting(settings: Self.settings, persistence: persistence, help: help, now: clock.now().wall)
         }
         let outbox = try Outbox(directory: self.directory + "/outbox", now: clock.now().wall)

@@ -111,9 +111,12 @@ extension DeviceLoop: ControlHandling {
             return afterWrites(before, now, "breathing statistics reset to zero")
 
         case .restore(let files):
-            let state = try MaintenanceEdits.restorable(files.mapValues { [UInt8]($0) })
+            let bytes = files.mapValues { [UInt8]($0) }
+            let state = try MaintenanceEdits.restorable(bytes)
             let before = persistence.writesAsked
-            for (i, bytes) in state.alertFiles.enumerated() { persistence.save(named: AlertSlotFile.names[i], bytes) }
+            // All nine files as one change first: a kill mid-restore leaves the old state or the
+            // new one, never a mix. The core's own saves that follow write the same state again.
+            persistence.saveAll(StateArchive.stateFiles.compactMap { n in bytes[n].map { (name: n, bytes: $0) } })
             maintain { core, now, effects in
                 core.replaceStatistics(totals: state.totals, history: state.history, at: now, effects: &effects)
                 core.setMantras(state.mantras, current: 0, at: now, effects: &effects)

@@ -24,6 +24,7 @@ public final class MaintenanceHost {
     public let server: ControlServer?
     public let socketProblem: String?
     public let lock: StateLock
+    let logger: Logger
 
     public init(stateDirectory: String, socketPath: String, contentDirectory: String? = nil, logger: Logger,
                 now: WallTime, recentLog: RecentLog? = nil) throws(ControlFailure) {
@@ -39,12 +40,22 @@ public final class MaintenanceHost {
         }
         if let recentLog { server?.recentErrors = { recentLog.lines } }
         lock = StateLock(stateDirectory: stateDirectory)
+        self.logger = logger
     }
 
-    /// Runs `body` (the loading of the state files) holding the state lock; waits up to a
-    /// minute for a command that holds it.
-    public func loading<T>(_ body: () -> T) throws(ControlFailure) -> T {
-        try lock.withLock(timeout: .seconds(60)) { body() }
+    /// Runs `body` (the loading of the state files) holding the state lock when it can be had
+    /// within `wait` (a command editing the files finishes first). When it cannot — anyone in
+    /// the group can hold the lock, or plant something under its name — the files are loaded
+    /// anyway: each is replaced atomically, so what is read is whole, and a device that does
+    /// not start is a panic button that does not work.
+    public func loading<T>(wait: Duration = .seconds(10), _ body: () -> T) -> T {
+        let held: StateLock.Held
+        do { held = try lock.acquire(timeout: wait) } catch {
+            logger.error("loading the state files without the state lock: \(error.message)")
+            return body()
+        }
+        defer { held.release() }
+        return body()
     }
 
     /// Socket closed and removed, state directory released. After the loop's shutdown (its

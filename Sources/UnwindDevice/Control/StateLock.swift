@@ -24,6 +24,29 @@ public struct ControlFailure: Error, Equatable, Sendable, CustomStringConvertibl
 
 func errnoText(_ e: Int32) -> String { String(cString: strerror(e)) }
 
+/// Opens one of the state directory's own dot-files (`.lock`, `.daemon`) the safe way: the
+/// service user can write the directory and a maintainer's command may run as root, so a link
+/// planted under the name must not make root create, truncate or lock a file elsewhere.
+/// `open` with O_NOFOLLOW (ELOOP on a link), then `fstat`: only a regular file with one name
+/// (a hard link to someone else's file is refused too) is used. Nil: no such file.
+func openStateDotFile(_ path: String, _ flags: Int32, _ mode: mode_t) throws(ControlFailure) -> Int32? {
+    var fd: Int32
+    repeat { fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, mode) } while fd < 0 && errno == EINTR
+    if fd < 0 {
+        let e = errno
+        if e == ELOOP { throw .failed("\(path) is a symbolic link; it must be a plain file (remove it: links in the state directory are never followed)") }
+        if e == ENOENT { return nil }
+        throw .failed("cannot open \(path): \(errnoText(e))"
+                      + (e == EACCES ? " (run the command as the service user, in the maintainer group, or with sudo)" : ""))
+    }
+    var info = stat()
+    if fstat(fd, &info) != 0 || info.st_mode & S_IFMT != S_IFREG || info.st_nlink != 1 {
+        close(fd)
+        throw .failed("\(path) is not a plain file (a directory, a FIFO, a device or a second name of another file); remove it")
+    }
+    return fd
+}
+
 /// The lock that serialises every writer of the state directory: an exclusive `flock` on
 /// `<state dir>/.lock`.
 ///
@@ -61,23 +84,11 @@ public final class StateLock: Sendable {
     }
 
     /// Takes the lock, waiting at most `timeout` (nil: as long as it takes).
-    public func acquire(exclusive: Bool = true, timeout: Duration? = .seconds(10)) throws(ControlFailure) -> Held {
-        let fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0o660)
-        if fd < 0 {
-            let e = errno
-            throw .failed("cannot open the state lock \(path): \(errnoText(e))"
-                          + (e == EACCES ? " (run the command as the service user or with sudo)" : ""))
+    public func acquire(exclusive: Bool = true, timeout: Duration = .seconds(10)) throws(ControlFailure) -> Held {
+        guard let fd = try openStateDotFile(path, O_RDONLY | O_CREAT, 0o660) else {
+            throw .failed("cannot create the state lock \(path)")
         }
         let operation = exclusive ? LOCK_EX : LOCK_SH
-        guard let timeout else {
-            while flock(fd, operation) != 0 {
-                if errno == EINTR { continue }
-                let e = errno
-                close(fd)
-                throw .failed("cannot lock \(path): \(errnoText(e))")
-            }
-            return Held(fd: fd)
-        }
         let clock = ContinuousClock()
         let end = clock.now + timeout
         while flock(fd, operation | LOCK_NB) != 0 {
@@ -89,7 +100,7 @@ public final class StateLock: Sendable {
             }
             if clock.now >= end {
                 close(fd)
-                throw .failed("the state directory is busy: another unwind command has held \(path) for \(timeout); try again")
+                throw .failed("the state directory is busy: something has held \(path) for \(timeout) (see: fuser -v \(path)); try again")
             }
             usleep(10_000)
         }
@@ -97,7 +108,7 @@ public final class StateLock: Sendable {
     }
 
     /// Runs `body` holding the lock.
-    public func withLock<T>(exclusive: Bool = true, timeout: Duration? = .seconds(10),
+    public func withLock<T>(exclusive: Bool = true, timeout: Duration = .seconds(10),
                             _ body: () throws(ControlFailure) -> T) throws(ControlFailure) -> T {
         let held = try acquire(exclusive: exclusive, timeout: timeout)
         defer { held.release() }
@@ -127,8 +138,10 @@ public final class DaemonPresence {
     /// Claims the state directory for this process. Throws when another device holds it.
     public init(stateDirectory: String, socketPath: String) throws(ControlFailure) {
         path = stateDirectory + "/" + Self.fileName
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        if fd < 0 { throw .failed("cannot open \(path): \(errnoText(errno))") }
+        guard let opened = try openStateDotFile(path, O_RDWR | O_CREAT, 0o644) else {
+            throw .failed("cannot create \(path)")
+        }
+        fd = opened
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             if errno == EINTR { continue }
             let e = errno
@@ -163,13 +176,7 @@ public final class DaemonPresence {
     /// Whether a device runs on `stateDirectory`, and its socket when it said.
     public static func probe(stateDirectory: String) throws(ControlFailure) -> Probe {
         let path = stateDirectory + "/" + fileName
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 {
-            let e = errno
-            if e == ENOENT { return .stopped }
-            throw .failed("cannot open \(path): \(errnoText(e))"
-                          + (e == EACCES ? " (are you in the maintainer group? see 'unwind status --help')" : ""))
-        }
+        guard let fd = try openStateDotFile(path, O_RDONLY, 0) else { return .stopped }
         defer { close(fd) }
         while flock(fd, LOCK_SH | LOCK_NB) != 0 {
             if errno == EINTR { continue }
