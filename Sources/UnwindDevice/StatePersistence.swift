@@ -109,7 +109,9 @@ public final class StatePersistence: @unchecked Sendable {
             // same recovery — moved aside untouched, so nothing is lost, and a fresh file.
             problem = "\(error)"
         }
-        let kept = unusable.flatMap { b in recover.map { $0(b) } } ?? empty
+        // Bytes that were read keep what `recover` can salvage; a name that held no readable
+        // file at all (a link, a directory, something huge) starts as if it had been missing.
+        let kept = unusable.map { b in recover.map { $0(b) } ?? empty } ?? missing?() ?? empty
         let aside: String
         do {
             aside = try store.quarantine(name, suffix: String(now.secondsSinceEpoch))

@@ -1,0 +1,213 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Synchronization
+import Testing
+import UnwindCore
+
+/// Every state file × every corruption a card, an editor or a hostile local user can leave,
+/// at start: the real `unwind` (the headless simulator: the same loop, core and store as the
+/// daemon) runs as the unprivileged service user would, PANIC is pressed, and the test checks
+/// that the device ran, that every other alert went out, that the log named the right file, and
+/// that nothing readable was lost or read through a link.
+@Suite("Hostile state files at start")
+struct HostileStateFileTests {
+    enum Corruption: String, CaseIterable, Sendable {
+        case garbage, byteOrderMark, crlf, tooLong, empty, truncated, directory, fifo, symlink, unreadable, huge
+    }
+
+    struct Case: Sendable, CustomTestStringConvertible {
+        var file: String
+        var corruption: Corruption
+        var testDescription: String { "\(file) as \(corruption)" }
+    }
+
+    static let secret = "SECRET shadow-like line, must never be copied\n"
+
+    /// A valid state directory: every file with content the device accepts.
+    static var baseline: [String: [UInt8]] {
+        var files: [String: String] = [
+            TotalTimeFile.name: "5\n10\n0\n60\n300\n4\n",
+            SessionHistoryFile.name: "1767225000 60\n1767225100 300\n",
+            MantrasFile.name: "Breathe in calm\nYou are safe here\n",
+            RemindersFile.name: "daily 21:30\n",
+        ]
+        for slot in 1...AlertSlotFile.slotCount {
+            files[AlertSlotFile.name(slot: slot)] = "Contact \(slot)\n+1555000000\(slot)\nHelp message \(slot)\n"
+        }
+        return files.mapValues { Array($0.utf8) }
+    }
+
+    static func tooLong(_ file: String) -> [UInt8] {
+        switch file {
+        case TotalTimeFile.name: Array("5\n3\n0\n60\n300\n99999999999999999999999999999\n".utf8)
+        case SessionHistoryFile.name: Array("1767225000 999999999999999999999999999999\n".utf8)
+        case MantrasFile.name: Array((String(repeating: "calm ", count: 40) + "\n").utf8)
+        case RemindersFile.name: Array(("daily 21:30 " + String(repeating: "x", count: 300) + "\n").utf8)
+        default: Array((String(repeating: "N", count: 41) + "\n+15550000001\nHelp\n").utf8)
+        }
+    }
+
+    static var cases: [Case] {
+        let files = [TotalTimeFile.name, SessionHistoryFile.name, MantrasFile.name, RemindersFile.name] + AlertSlotFile.names
+        return files.flatMap { f in Corruption.allCases.map { Case(file: f, corruption: $0) } }
+    }
+
+    /// What a corruption leaves under the name. Regular-file corruptions return their bytes.
+    static func corrupt(_ c: Case, in state: String, secretPath: String) throws -> [UInt8]? {
+        let path = state + "/" + c.file
+        let valid = baseline[c.file] ?? []
+        var bytes: [UInt8]?
+        switch c.corruption {
+        case .garbage:
+            var g = SeededBytes(seed: UInt64(c.file.utf8.count))
+            bytes = (0..<300).map { _ in g.next() }
+        case .byteOrderMark: bytes = [0xEF, 0xBB, 0xBF] + valid
+        case .crlf: bytes = Array(String(decoding: valid, as: UTF8.self).replacingOccurrences(of: "\n", with: "\r\n").utf8)
+        case .tooLong: bytes = tooLong(c.file)
+        case .empty: bytes = []
+        case .truncated: bytes = Array(valid.prefix(valid.count / 2))
+        case .unreadable: bytes = valid
+        case .huge: bytes = [UInt8](repeating: UInt8(ascii: "7"), count: 2 << 20) + [0x0A]
+        case .directory:
+            unlink(path)
+            try require(mkdir(path, 0o755) == 0)
+            try require(FileManager.default.createFile(atPath: path + "/inside", contents: Data("kept".utf8)))
+        case .fifo:
+            unlink(path)
+            try require(mkfifo(path, 0o644) == 0)
+        case .symlink:
+            unlink(path)
+            try require(symlink(secretPath, path) == 0)
+        }
+        if let bytes { try Data(bytes).write(to: URL(fileURLWithPath: path)) }
+        if c.corruption == .unreadable { try require(chmod(path, 0) == 0) }
+        return bytes
+    }
+
+    /// Every case, two at a time (each is a child process), then one line: tried and survived.
+    @Test func everyStateFileEveryCorruption() {
+        let all = Self.cases
+        let results = Mutex([String: [String]]())
+        DispatchQueue.concurrentPerform(iterations: all.count) { i in
+            var problems: [String] = []
+            do { try Self.attack(all[i], &problems) } catch { problems.append("setting up: \(error)") }
+            results.withLock { $0[all[i].testDescription] = problems }
+        }
+        let failed = results.withLock { $0 }.filter { !$0.value.isEmpty }
+        for (name, problems) in failed.sorted(by: { $0.key < $1.key }) {
+            Issue.record("\(name): \(problems.joined(separator: "; "))")
+        }
+        print("hostile state files: \(all.count) attacks tried (\(Self.baseline.count) files × \(Corruption.allCases.count) corruptions), \(all.count - failed.count) survived")
+    }
+
+    static func attack(_ c: Case, _ problems: inout [String]) throws {
+        func check(_ ok: Bool, _ message: @autoclosure () -> String) { if !ok { problems.append(message()) } }
+        let root = temporaryDirectory("hostile-\(c.file)-\(c.corruption)")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let state = root + "/state", out = root + "/out"
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        // Outside the state directory, readable by the service user: what a link must not reach.
+        let secretPath = root + "/secret"
+        try Data(Self.secret.utf8).write(to: URL(fileURLWithPath: secretPath))
+        for (name, bytes) in Self.baseline { try Data(bytes).write(to: URL(fileURLWithPath: state + "/" + name)) }
+        let written = try Self.corrupt(c, in: state, secretPath: secretPath)
+        let script = root + "/script.txt"
+        try Data("0.5 PANIC hold 1.7\n4 end\n".utf8).write(to: URL(fileURLWithPath: script))
+        // The service user owns its state directory; root would read a mode-000 file anyway.
+        try require(lchownTree(root, 65534, 65534))
+
+        let r = UnwindRun.run(["sim", "--headless", script, "--state", state, "--out", out, "--no-frames"], user: .nobody)
+        check(r.status == 0, "the device must run: \(r)")
+        check(r.stdout.contains("simulated"), "\(r)")
+
+        // PANIC sent every other alert; the broken slot never goes out.
+        let sent = (readText(out + "/alerts.log") ?? "").split(separator: "\n").map(String.init)
+        let sentSlots = Set(sent.compactMap { line in line.split(separator: " ").dropFirst(2).first.flatMap { Int($0) } })
+        let target = AlertSlotFile.names.firstIndex(of: c.file).map { $0 + 1 }
+        let expected = Set(1...AlertSlotFile.slotCount).subtracting(target.map { [$0] } ?? [])
+        check(sentSlots == expected, "alerts sent: \(sent)")
+
+        // The log names the file, and only that one.
+        let lines = r.stderr.split(separator: "\n")
+        // An empty history, mantra list or slot is valid; half a mantra list is a shorter list.
+        let stillValid = c.corruption == .empty && ([SessionHistoryFile.name, MantrasFile.name].contains(c.file) || target != nil)
+            || c.corruption == .truncated && [MantrasFile.name, SessionHistoryFile.name].contains(c.file)
+        if !stillValid {
+            check(lines.contains { $0.contains(c.file) }, "the log must name \(c.file): \(r.stderr)")
+        }
+        for other in Self.baseline.keys where other != c.file {
+            check(!lines.contains { $0.contains(" \(other)") || $0.contains("(\(other)") || $0.contains("/\(other)") },
+                    "the log names \(other) for a problem in \(c.file): \(r.stderr)")
+        }
+
+        // Nothing readable lost: the bytes (or the directory, the FIFO, the link) are still
+        // under the name or beside it as `<name>.corrupt-<time>`.
+        let entries = try FileManager.default.contentsOfDirectory(atPath: state)
+        let candidates = entries.filter { $0 == c.file || $0.hasPrefix(c.file + ".corrupt-") }.map { state + "/" + $0 }
+        switch c.corruption {
+        case .directory:
+            check(candidates.contains { readText($0 + "/inside") == "kept" }, "\(entries)")
+        case .fifo:
+            check(candidates.contains { fileType($0) == S_IFIFO }, "\(entries)")
+        case .symlink:
+            check(candidates.contains { fileType($0) == S_IFLNK }, "\(entries)")
+        case .empty:
+            break
+        default:
+            guard let original = written else { throw SetupFailure(description: "no bytes written") }
+            check(candidates.contains { path in
+                chmod(path, 0o600)  // root reads it back
+                return FileManager.default.contents(atPath: path).map { [UInt8]($0) } == original
+            }, "the original bytes of \(c.file) are gone: \(entries)")
+        }
+        // A link was never read through: the secret is where it was, and nowhere in the state.
+        check(readText(secretPath) == Self.secret, "the secret changed")
+        for e in entries where fileType(state + "/" + e) == S_IFREG {
+            check(!(readText(state + "/" + e) ?? "").contains("SECRET"), "\(e) holds the secret")
+        }
+        // The other state files are as they were.
+        for (name, bytes) in Self.baseline where name != c.file {
+            check(FileManager.default.contents(atPath: state + "/" + name).map { [UInt8]($0) } == bytes,
+                    "\(name) changed because \(c.file) was broken")
+        }
+    }
+}
+
+func fileType(_ path: String) -> mode_t {
+    var info = stat()
+    guard lstat(path, &info) == 0 else { return 0 }
+    return info.st_mode & S_IFMT
+}
+
+/// chown -hR: links themselves, never what they point to.
+func lchownTree(_ root: String, _ uid: uid_t, _ gid: gid_t) -> Bool {
+    guard lchown(root, uid, gid) == 0 else { return false }
+    guard fileType(root) == S_IFDIR else { return true }
+    for name in (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [] {
+        if !lchownTree(root + "/" + name, uid, gid) { return false }
+    }
+    return true
+}
+
+/// Deterministic bytes (SplitMix64), so a failing case is the same case every run.
+struct SeededBytes {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt8 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return UInt8(truncatingIfNeeded: z ^ (z >> 31))
+    }
+}
+
+struct SetupFailure: Error, CustomStringConvertible {
+    var description: String
+}
+
+func require(_ ok: Bool, line: Int = #line) throws {
+    if !ok { throw SetupFailure(description: "line \(line): errno \(errno)") }
+}
