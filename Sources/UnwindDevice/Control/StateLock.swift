@@ -44,6 +44,14 @@ func openStateDotFile(_ path: String, _ flags: Int32, _ mode: mode_t) throws(Con
         close(fd)
         throw .failed("\(path) is not a plain file (a directory, a FIFO, a device or a second name of another file); remove it")
     }
+    // Made by root (`sudo unwind …` with the device stopped): the service user must still be
+    // able to open it, or every later save of the device would wait for a lock it cannot open.
+    var directory = stat()
+    let parent = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+    if geteuid() == 0, stat(parent.isEmpty ? "." : parent, &directory) == 0,
+       info.st_uid != directory.st_uid || info.st_gid != directory.st_gid {
+        _ = fchown(fd, directory.st_uid, directory.st_gid)
+    }
     return fd
 }
 
