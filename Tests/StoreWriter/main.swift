@@ -9,6 +9,15 @@
 //       write and then EFBIG, replaces with B, and checks the store threw EFBIG, kept A and left
 //       no temporary file. Prints "ok: …" and exits 0, or "fail: …" and exits 1.
 //
+//   store-writer --transaction-kill-at K DIR
+//       Writes the old set (`file1.txt` … `file5.txt`, "old N"), then replaces them all with the
+//       new set ("new N") in one `replaceAll`, killing itself with SIGKILL at the K-th step (0
+//       first). Exits 0 after printing "done" when there are fewer than K+1 steps.
+//
+//   store-writer --recovery-kill-at K DIR
+//       Opens a store on DIR (which finishes or discards a dead writer's transaction), killing
+//       itself at the K-th step of that recovery; prints "done" when it finished first.
+//
 // The contents are self-describing: a header line "<tag> <total length> <FNV-1a 64 of the body,
 // 16 hex digits>\n" and then deterministic text, A 65 536 bytes, B 61 440 bytes.
 // DirectoryStoreTests.swift has its own copy of `storeWriterContent` and must stay in sync.
@@ -147,6 +156,37 @@ func shortWriteCheck(limit: Int, directory: String, name: String) -> Never {
     exit(0)
 }
 
+let transactionFiles = 5
+
+func killingAtStep(_ k: Int) -> @Sendable (String) -> Void {
+    let counter = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+    counter.initialize(to: 0)
+    nonisolated(unsafe) let steps = counter
+    return { _ in
+        if steps.pointee == k { kill(getpid(), SIGKILL) }
+        steps.pointee += 1
+    }
+}
+
+func transactionKill(at k: Int, directory: String) -> Never {
+    do {
+        let plain = try DirectoryStore(directory: directory)
+        for i in 1...transactionFiles { try plain.replace("file\(i).txt", with: Array("old \(i)\n".utf8)) }
+        let store = try DirectoryStore(directory: directory, transactionStep: killingAtStep(k))
+        try store.replaceAll((1...transactionFiles).map { (name: "file\($0).txt", bytes: Array("new \($0)\n".utf8)) })
+    } catch {
+        die("\(error)")
+    }
+    say("done")
+    exit(0)
+}
+
+func recoveryKill(at k: Int, directory: String) -> Never {
+    do { _ = try DirectoryStore(directory: directory, transactionStep: killingAtStep(k)) } catch { die("\(error)") }
+    say("done")
+    exit(0)
+}
+
 let arguments = CommandLine.arguments
 switch arguments.count {
 case 3 where arguments[1] == "--content" && (arguments[2] == "A" || arguments[2] == "B"):
@@ -160,6 +200,10 @@ case 3 where arguments[1] == "--content" && (arguments[2] == "A" || arguments[2]
     exit(0)
 case 3:
     writeForever(directory: arguments[1], name: arguments[2])
+case 4 where arguments[1] == "--transaction-kill-at" || arguments[1] == "--recovery-kill-at":
+    guard let k = Int(arguments[2]), k >= 0 else { die("bad step \(arguments[2])") }
+    if arguments[1] == "--transaction-kill-at" { transactionKill(at: k, directory: arguments[3]) }
+    recoveryKill(at: k, directory: arguments[3])
 case 5 where arguments[1] == "--fsize-limit":
     guard let limit = Int(arguments[2]), limit > 0 else { die("bad limit \(arguments[2])") }
     shortWriteCheck(limit: limit, directory: arguments[3], name: arguments[4])

@@ -226,6 +226,51 @@ struct DirectoryStoreTests {
         #expect(try dir.entries("totalTime.txt") == ["inside"])
     }
 
+    /// A restore is several files: `replaceAll` killed by SIGKILL at every one of its steps, and
+    /// the recovery the next store does killed at every one of its own, always leaves the whole
+    /// old set or the whole new set, and no staging directory once a store opened cleanly.
+    @Test func replaceAllKilledAtEveryStepIsAllOrNothing() throws {
+        let writer = try storeWriterPath()
+        let old = (1...5).map { Array("old \($0)\n".utf8) }, new = (1...5).map { Array("new \($0)\n".utf8) }
+        func contents(_ dir: ScratchDirectory) throws -> [[UInt8]?] {
+            let store = try DirectoryStore(directory: dir.path)  // finishes or discards what was left
+            return try (1...5).map { try store.read("file\($0).txt") }
+        }
+        var killed = 0, recoveriesKilled = 0, wholeNew = 0
+        var step = 0
+        while true {
+            let dir = try ScratchDirectory()
+            let child = try Child(writer, ["--transaction-kill-at", String(step), dir.path])
+            let output = child.readAll()
+            let status = child.wait()
+            if status == .exited(0) {
+                #expect(output == "done\n")
+                #expect(try contents(dir) == new)
+                break
+            }
+            #expect(status == .signalled(SIGKILL), "step \(step): \(status) \(output)")
+            killed += 1
+            // Kill the recovery itself at each of its steps, then let a store finish it.
+            var recoveryStep = 0
+            while true {
+                let again = try Child(writer, ["--recovery-kill-at", String(recoveryStep), dir.path])
+                let said = again.readAll()
+                if again.wait() == .exited(0) { #expect(said == "done\n"); break }
+                recoveriesKilled += 1
+                recoveryStep += 1
+            }
+            let result = try contents(dir)
+            #expect(result == old || result == new, "step \(step): a mix of old and new: \(result)")
+            if result == new { wholeNew += 1 }
+            let entries = try dir.entries()
+            #expect(entries.filter { $0.hasPrefix(".") }.isEmpty, "step \(step): leftovers \(entries)")
+            step += 1
+            if step > 64 { Issue.record("replaceAll never finished"); break }
+        }
+        #expect(killed >= 12, "every step was reached: \(killed)")
+        print("replaceAll: killed at \(killed) steps (\(wholeNew) rolled forward, \(killed - wholeNew) rolled back), recovery killed \(recoveriesKilled) times; never a mix")
+    }
+
     /// In a child process (the limit is per process): RLIMIT_FSIZE makes the first write short
     /// and the next one fail with EFBIG, as a full card would.
     @Test func shortWriteThenEFBIGKeepsOldContent() throws {

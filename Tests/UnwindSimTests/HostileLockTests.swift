@@ -1,0 +1,69 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+import UnwindCore
+import UnwindDevice
+
+/// Anyone who can open `<state>/.lock` can hold it. The device must never wait for it without a
+/// deadline: its writes are kept and tried again, and quitting does not hang.
+@Suite("A state lock held by someone else")
+struct HostileLockTests {
+    /// A shared lock, as `flock -s <state>/.lock sleep 1000` would take.
+    final class Holder {
+        let fd: Int32
+        init(_ directory: String) throws {
+            fd = open(directory + "/" + StateLock.fileName, O_RDONLY | O_CREAT | O_CLOEXEC, 0o660)
+            try #require(fd >= 0 && flock(fd, LOCK_SH) == 0)
+        }
+        func release() { flock(fd, LOCK_UN); close(fd) }
+    }
+
+    @Test func writesWaitAndLandOnceTheLockIsFreeAndQuittingDoesNotHang() throws {
+        let rig = try MaintenanceRig()
+        let holder = try Holder(rig.directory)
+        let clock = ContinuousClock()
+
+        // A change while the lock is held: answered (not hung), honestly "delayed".
+        let started = clock.now
+        let r = rig.unwind(["mantras", "add", "Held but not lost."])
+        #expect(clock.now - started < .seconds(15), "the command waited \(clock.now - started)")
+        #expect(r.status == 1 && r.stderr.contains("delayed"), "\(r)")
+        #expect(!(rig.file(MantrasFile.name) ?? "").contains("Held but not lost."))
+        // The loop kept running meanwhile: the status answers.
+        #expect(rig.status() != nil)
+
+        // Released: the kept write lands within a retry or two.
+        holder.release()
+        #expect(rig.wait(.seconds(8)) { (rig.file(MantrasFile.name) ?? "").contains("Held but not lost.") },
+                "the delayed write never landed")
+
+        // Held again at shutdown: quitting is bounded.
+        let again = try Holder(rig.directory)
+        defer { again.release() }
+        #expect(rig.unwind(["mantras", "add", "One more."]).status == 1)
+        let stopping = clock.now
+        rig.shutdown()
+        #expect(clock.now - stopping < .seconds(8), "shutdown took \(clock.now - stopping)")
+        HostileSummary.print("hostile lock: a shared .lock held during a change and at shutdown — the device answered, kept the write, landed it after release, and quit in \(clock.now - stopping)")
+    }
+
+    /// The device starts with the lock held (loading goes on after a bounded wait): a held lock
+    /// must not keep PANIC from working after a restart.
+    @Test func theDeviceStartsWhileTheLockIsHeld() throws {
+        let directory = temporaryDirectory("lockheld")
+        let holder = try Holder(directory)
+        defer { holder.release() }
+        let clock = ContinuousClock()
+        let started = clock.now
+        let rig = try MaintenanceRig(directory: directory)
+        #expect(clock.now - started < .seconds(15), "starting took \(clock.now - started)")
+        #expect(rig.status() != nil)
+        rig.shutdown()
+    }
+}
+
+enum HostileSummary {
+    static func print(_ line: String) { Swift.print(line) }
+}
