@@ -217,8 +217,10 @@ public final class GroundingCamera: @unchecked Sendable {
         cArgs.append(nil)
         defer { for p in cArgs { free(p) } }
         var pid: pid_t = 0
-        let rc = cArgs.withUnsafeMutableBufferPointer { buf in
-            posix_spawnp(&pid, buf[0]!, &actions, nil, buf.baseAddress!, environ)
+        let rc = cArgs.withUnsafeMutableBufferPointer { buf -> Int32 in
+            // strdup fails only without memory: no photo then, not a crash.
+            guard let file = buf[0], let base = buf.baseAddress, !buf.dropLast().contains(where: { $0 == nil }) else { return ENOMEM }
+            return posix_spawnp(&pid, file, &actions, nil, base, environ)
         }
         if rc != 0 { return .notStarted(rc) }
 
