@@ -140,4 +140,17 @@ struct HostileLinkTests {
         }
         p.expectSecretUntouched()
     }
+
+    /// A backup keeps a broken file's bytes but says at once that it would not restore.
+    @Test func backupWarnsAboutAFileThatWouldNotRestore() throws {
+        let p = try Planted()
+        defer { try? FileManager.default.removeItem(atPath: p.root) }
+        try Data((String(repeating: "N", count: 41) + "\n+15551234567\nHelp\n").utf8)
+            .write(to: URL(fileURLWithPath: p.state + "/" + AlertSlotFile.name(slot: 1)))
+        let archive = p.root + "/backup.tar"
+        let r = p.run(["backup", archive])
+        #expect(r.status == 0, "\(r)")
+        #expect(r.stderr.contains("warning: this backup will not restore") && r.stderr.contains(AlertSlotFile.name(slot: 1)), "\(r)")
+        expectFailure(p.run(["restore", archive, "--yes"]), 2, AlertSlotFile.name(slot: 1))
+    }
 }

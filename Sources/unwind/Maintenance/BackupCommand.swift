@@ -28,6 +28,11 @@ struct BackupCommand: ParsableCommand {
         let archive = StateArchive.make(files, created: WallTime(secondsSinceEpoch: Int64(Date().timeIntervalSince1970)))
         try writeFile(file, archive, replace: force)
         let outbox = files.keys.filter { $0.hasPrefix(StateArchive.outboxPrefix) }.count
+        // The archive keeps the bytes as they are (nothing is lost), but a restore checks every
+        // file with the device's parsers: say now, not on the day it is needed.
+        do { _ = try MaintenanceEdits.restorable(files) } catch {
+            writeError("unwind: warning: this backup will not restore as it is: \(error.message); fix that file (unwind alerts/mantras/reminders …) and back up again")
+        }
         print("backup of \(m.stateDirectory) written to \(file): \(StateArchive.stateFiles.count) state files, \(outbox) unsent message(s), \(archive.count) bytes")
     }
 }
