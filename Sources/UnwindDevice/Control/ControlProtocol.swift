@@ -22,7 +22,10 @@ import Foundation
 /// - `maximumClients` connections, at most `maximumClientsPerUser` of them from one uid; room is
 ///   made for a newcomer by closing an idle connection (it is refused only while every
 ///   connection it could displace is in the middle of a request);
-/// - a connection idle between requests for `idleTimeout` is closed.
+/// - a connection idle between requests for `idleTimeout` is closed;
+/// - at most one test message (`testAlert`, the only request that sends an SMS) every
+///   `testMessageInterval`, device-wide; one asked for sooner is answered with an error saying
+///   when to try again.
 ///
 /// Every request that changes something is applied by the device to its own state and saved
 /// by it (the device is the one writer while it runs); the answer comes once the files are on
@@ -43,6 +46,9 @@ public enum ControlLimits {
     /// A command reads its answer at once; one that does not is not coming back.
     public static let answerProgress: Duration = .seconds(10)
     public static let idleTimeout: Duration = .seconds(30)
+    /// A test message reaches a real person's phone: a mistake or a script must not send them
+    /// a flood of them.
+    public static let testMessageInterval: Duration = .seconds(30)
     public static let protocolVersion = 1
 }
 
