@@ -43,6 +43,9 @@ public final class DeviceLoop {
     let alerts: AlertLink?
     /// The maintainer's control socket (none: no commands reach this device).
     let control: ControlServer?
+    /// When the last test message was queued (`unwind alerts test`): the next waits
+    /// `ControlLimits.testMessageInterval`.
+    var lastTestMessage: Instant?
     var alertUpdates: [AlertLinkUpdate] = []
     /// Effects produced while performing effects (the core's answer to a failed send).
     var deferred: [Effect] = []

@@ -38,8 +38,10 @@ final class MaintenanceRig: @unchecked Sendable {
         return s
     }
 
-    /// `prepare` runs on the empty state directory before the device starts.
-    init(directory: String? = nil, modemScript: ModemScript = ModemScript(), prepare: (String) throws -> Void = { _ in }) throws {
+    /// `prepare` runs on the empty state directory before the device starts; `controlDeadlines`
+    /// shortens the control socket's so a test sees them act.
+    init(directory: String? = nil, modemScript: ModemScript = ModemScript(), controlDeadlines: ControlServer.Deadlines = .device,
+         prepare: (String) throws -> Void = { _ in }) throws {
         self.directory = directory ?? temporaryDirectory("maint")
         try prepare(self.directory)
         let clock = LinuxClock()
@@ -51,7 +53,7 @@ final class MaintenanceRig: @unchecked Sendable {
         buttons = try InjectedButtons(clock: clock)
         host = try MaintenanceHost(stateDirectory: self.directory,
                                    socketPath: MaintenanceHost.simulatorSocket(stateDirectory: self.directory),
-                                   logger: logger, now: clock.now().wall)
+                                   logger: logger, now: clock.now().wall, controlDeadlines: controlDeadlines)
         let store = try DirectoryStore(directory: self.directory)
         let persistence = StatePersistence(store: store, logger: logger, writeInBackground: true, lock: host.lock)
         let help = DeviceContent.helpLibrary(in: DeviceContent.directory())

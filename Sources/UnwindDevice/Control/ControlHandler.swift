@@ -194,7 +194,15 @@ extension DeviceLoop: ControlHandling {
         }
         let test = try MaintenanceEdits.testAlert(alert, slot: slot)
         let modem = try modemOrFail()
+        // Device-wide, whoever asks and on whichever connection: each test reaches a real phone.
+        if let last = lastTestMessage, now.instant - last < ControlLimits.testMessageInterval {
+            let interval = ControlLimits.testMessageInterval.wholeSeconds
+            let ago = (now.instant - last).wholeSeconds
+            let left = interval - ago
+            throw .failed("a test message went out \(ago) s ago and the device sends at most one every \(interval) s; try again in \(left) s")
+        }
         let id = modem.send(test, slot: nil, at: now)
+        lastTestMessage = now.instant
         let to = "\(test.name) (\(test.number.text))"
         let check: (Moment, Bool) -> ControlResponse? = { _, expired in
             let state = modem.message(id)?.state

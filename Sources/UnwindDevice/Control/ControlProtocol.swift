@@ -9,10 +9,23 @@ import Foundation
 /// Framing: one JSON object per line (UTF-8, `\n`-terminated), written by Foundation's
 /// JSONEncoder: a request `{"version":1,"request":{…}}`, answered by exactly one response line.
 /// A connection may carry several requests, one at a time (`unwind screen --watch` keeps one
-/// open). Limits on the daemon's side: a request line of at most `ControlLimits.maximumRequest`
-/// bytes, `ControlLimits.maximumClients` connections, idle connections closed after
-/// `ControlLimits.idleTimeout`; a line that is not a request is answered with an error and the
-/// connection closed.
+/// open): the device reads the next request only once the previous answer is in the socket, so
+/// a command that sends requests without reading the answers is made to wait by its own socket
+/// buffer, not queued for in the device.
+///
+/// Limits on the daemon's side (`ControlLimits`; how each is enforced: `ControlServer`):
+/// - a request line of at most `maximumRequest` bytes, arriving whole within `wholeRequest` of
+///   its first byte; one that is larger, late or not a request is answered with an error and the
+///   connection closed;
+/// - an answer of at most `maximumAnswer` bytes (a larger one is replaced by an error), closed
+///   when the command does not take any of it for `answerProgress`;
+/// - `maximumClients` connections, at most `maximumClientsPerUser` of them from one uid; room is
+///   made for a newcomer by closing an idle connection (it is refused only while every
+///   connection it could displace is in the middle of a request);
+/// - a connection idle between requests for `idleTimeout` is closed;
+/// - at most one test message (`testAlert`, the only request that sends an SMS) every
+///   `testMessageInterval`, device-wide; one asked for sooner is answered with an error saying
+///   when to try again.
 ///
 /// Every request that changes something is applied by the device to its own state and saved
 /// by it (the device is the one writer while it runs); the answer comes once the files are on
@@ -20,8 +33,22 @@ import Foundation
 public enum ControlLimits {
     /// Large enough for `restore` of a full state directory (a full mantras.txt is 321 KB).
     public static let maximumRequest = 1 << 20
-    public static let maximumClients = 8
+    /// Far above any real answer (a full mantra list is ~0.4 MB as JSON): only a safety net for
+    /// what one connection can make the device hold.
+    public static let maximumAnswer = 4 << 20
+    /// Each holds at most one request and one answer in memory.
+    public static let maximumClients = 16
+    /// Below `maximumClients`, so one local user cannot fill the socket: the other maintainers
+    /// always find room. High enough for a maintainer's own commands run in parallel.
+    public static let maximumClientsPerUser = 8
+    /// A command writes its request at once; only a stalled or hostile client takes longer.
+    public static let wholeRequest: Duration = .seconds(10)
+    /// A command reads its answer at once; one that does not is not coming back.
+    public static let answerProgress: Duration = .seconds(10)
     public static let idleTimeout: Duration = .seconds(30)
+    /// A test message reaches a real person's phone: a mistake or a script must not send them
+    /// a flood of them.
+    public static let testMessageInterval: Duration = .seconds(30)
     public static let protocolVersion = 1
 }
 

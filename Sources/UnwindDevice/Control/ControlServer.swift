@@ -23,13 +23,38 @@ protocol ControlHandling: AnyObject {
 /// from the device loop's poll and never blocking it.
 ///
 /// - The listening socket and every connection are non-blocking. Each pass of the loop accepts
-///   what is waiting, reads what has arrived, answers every complete line, writes what the
+///   what is waiting, reads what has arrived, answers a complete request, writes what the
 ///   socket takes (the rest on the next pass: the loop passes at least 30 times a second).
-/// - With no command connected, a pass costs one `accept4` that fails with EAGAIN and no
+/// - With no command connected, a pass costs one `accept` that fails with EAGAIN and no
 ///   allocation; the descriptors the loop polls are a stored array.
-/// - A request line over `ControlLimits.maximumRequest` bytes, or one that is not a request, is
-///   answered with an error and the connection closed; at most `ControlLimits.maximumClients`
-///   connections; an idle one is closed after `ControlLimits.idleTimeout`.
+///
+/// What one connection can cost the device is bounded, whatever the command on the other end
+/// does (the limits are `ControlLimits`):
+/// - One request at a time. A connection is read only while it owes the device a request:
+///   not while its request is being answered, nor while its answer has not all gone into the
+///   socket. A command that sends without reading the answers therefore fills its own socket
+///   buffer and waits there; the device holds at most one request (at most
+///   `maximumRequest` + 1 bytes, with what followed its newline) and one answer (at most
+///   `maximumAnswer` bytes) for it. At most 256 KB is read from a connection in one pass and at
+///   most one request answered, so no connection can take over a pass.
+/// - Deadlines (`Deadlines`): a request must arrive whole within `wholeRequest` of its first
+///   byte, or it is answered with an error and the connection closed (a byte now and then does
+///   not keep a connection); an answer the command takes none of for `answerProgress` is
+///   dropped with its connection; a connection with nothing pending is closed after `idle`.
+///   A connection whose request is still being answered (a write, the modem) is kept for as
+///   long as that request says, and closed as soon as its command hangs up.
+/// - Slots: at most `maximumClients` connections, at most `maximumClientsPerUser` of them with
+///   the same uid (SO_PEERCRED), so one local user can never hold them all. A newcomer is not
+///   refused for want of room: if its own uid is at its share, that uid's longest-idle
+///   connection is closed; if the socket is full, the longest-idle connection of the uid
+///   holding the most is. Only connections waiting for their next request (or half-sent ones)
+///   are closed this way, never one whose request is being answered, so a burst of a user's
+///   own commands cannot cut off the change another of them is making; the newcomer is
+///   refused, with an answer saying so, only while every connection it could displace is in
+///   the middle of a request — which the deadlines above end. The closed connection is told
+///   why in one answer line.
+/// - A request line over `maximumRequest` bytes, or one that is not a request, is answered with
+///   an error and the connection closed.
 /// - Access is the socket file's: created mode 0660 (umask 0117 around `bind`), its group set to
 ///   the group of the directory it is in. On the device that is `/run/unwind`, made by systemd
 ///   with `RuntimeDirectory=unwind`, `RuntimeDirectoryMode=0750` and the unit's `Group=` the
@@ -43,12 +68,41 @@ public final class ControlServer {
         public var description: String { "uid \(uid) gid \(gid) pid \(pid)" }
     }
 
+    /// How long a connection may keep the device waiting on it. The device's are
+    /// `ControlLimits`'s; a test shortens them to watch them act.
+    public struct Deadlines: Sendable, Equatable {
+        /// From a request's first byte to its newline.
+        public var wholeRequest: Duration
+        /// For a pending answer to move into the socket at all.
+        public var answerProgress: Duration
+        /// Between requests.
+        public var idle: Duration
+
+        public init(wholeRequest: Duration = ControlLimits.wholeRequest, answerProgress: Duration = ControlLimits.answerProgress,
+                    idle: Duration = ControlLimits.idleTimeout) {
+            self.wholeRequest = wholeRequest
+            self.answerProgress = answerProgress
+            self.idle = idle
+        }
+
+        public static let device = Deadlines()
+    }
+
     final class Client {
         let fd: Int32
         let peer: Peer
+        /// The request arriving; after its newline, at most one read's worth of what came next.
         var input: [UInt8] = []
+        /// Where the first newline in `input` is: a whole request waits to be answered.
+        var newline: Int?
+        /// One answer, or what the socket has not taken of it yet.
         var output: [UInt8] = []
+        /// The last request taken or answer delivered: what idleness is counted from.
         var lastActivity: Instant
+        /// When the request arriving now began (its first byte read).
+        var requestStarted: Instant?
+        /// When the pending answer last moved into the socket (or was made).
+        var answerMoved: Instant
         var closeAfterWrite = false
         /// The command closed its end (or shut down writing): answer what came, then close.
         var eof = false
@@ -59,7 +113,16 @@ public final class ControlServer {
             self.fd = fd
             self.peer = peer
             self.lastActivity = now
+            self.answerMoved = now
         }
+
+        /// Whether the device reads from it: only while it owes a request, so a command that does
+        /// not read its answers (or streams behind a request) is held back by its socket buffer.
+        var owesRequest: Bool { !closed && !eof && !closeAfterWrite && waiting == nil && output.isEmpty && newline == nil }
+
+        /// In the middle of a request: one whole and waiting, being answered, or its answer
+        /// being written. Such a connection is never closed to make room for another.
+        var busy: Bool { !closed && !closeAfterWrite && (newline != nil || waiting != nil || !output.isEmpty) }
     }
 
     public let path: String
@@ -68,6 +131,7 @@ public final class ControlServer {
     public let contentDirectory: String
     public let startedAt: WallTime
     let logger: Logger
+    public let deadlines: Deadlines
     private var listener: Int32
     private var clients: [Client] = []
     private var scratch: [UInt8]
@@ -80,8 +144,9 @@ public final class ControlServer {
 
     /// Creates the socket at `path`, replacing a stale one (a socket nobody answers on).
     public init(path: String, stateDirectory: String, contentDirectory: String? = nil, logger: Logger,
-                now: WallTime) throws(ControlFailure) {
+                now: WallTime, deadlines: Deadlines = .device) throws(ControlFailure) {
         self.path = path
+        self.deadlines = deadlines
         self.stateDirectory = stateDirectory
         self.contentDirectory = DeviceContent.directory(override: contentDirectory)
         self.logger = logger
@@ -121,7 +186,7 @@ public final class ControlServer {
                 logger.warning("control socket \(path): cannot give it the group \(dirInfo.st_gid) of its directory (\(errnoText(errno))); only this user can connect")
             }
         }
-        if listen(listener, 16) != 0 {
+        if listen(listener, Int32(Self.acceptsPerPass)) != 0 {
             let e = errno
             Glibc.close(listener)
             unlink(path)
@@ -146,49 +211,51 @@ public final class ControlServer {
         pollDescriptors = []
     }
 
+    /// At most this many connections taken from the backlog in one pass (the backlog's size): a
+    /// flood of connects cannot keep a pass in `accept`.
+    static let acceptsPerPass = 16
+    /// Enough for a full `restore` in a few passes, little enough for a pass to stay short.
+    static let readPerPass = 256 * 1024
+
     /// One pass: accept, read, answer, write. Called by the loop on every pass.
     func service(_ handler: ControlHandling, at now: Moment) {
         guard listener >= 0 else { return }
-        var changed = acceptWaiting(now)
+        let accepted = acceptWaiting(now)
         if clients.isEmpty {
-            if changed { rebuildDescriptors() }
+            if accepted { rebuildDescriptors() }
             return
         }
         for c in clients {
+            if c.waiting != nil { noticeHangUp(c) }
             read(c, now)
-            answerLines(c, handler, now)
+            answerRequest(c, handler, now)
             if let w = c.waiting {
                 let expired = now.instant >= w.until
                 if let r = w.poll(now, expired) {
                     c.waiting = nil
                     respond(c, r, now)
-                    answerLines(c, handler, now)  // a request sent meanwhile
                 }
             }
-            write(c)
-            if !c.closed, c.waiting == nil, c.output.isEmpty, now.instant - c.lastActivity >= ControlLimits.idleTimeout {
-                logger.info("control: closing an idle connection (\(c.peer))")
-                closeClient(c)
-            }
+            write(c, now)
+            enforceDeadlines(c, now)
             if c.closeAfterWrite && c.output.isEmpty { closeClient(c) }
-            if c.eof && c.waiting == nil && c.output.isEmpty && !c.input.contains(0x0A) { closeClient(c) }
+            if c.eof && c.waiting == nil && c.output.isEmpty && c.newline == nil { closeClient(c) }
         }
-        if clients.contains(where: { $0.closed }) {
-            clients.removeAll { $0.closed }
-            changed = true
-        }
-        if changed { rebuildDescriptors() }
+        clients.removeAll { $0.closed }
+        // Which connections are read changes with every request: a connection that is not read
+        // must not be polled either, or its unread bytes would wake the loop without end.
+        rebuildDescriptors()
     }
 
     private func rebuildDescriptors() {
         pollDescriptors.removeAll(keepingCapacity: true)
         pollDescriptors.append(listener)
-        for c in clients { pollDescriptors.append(c.fd) }
+        for c in clients where c.owesRequest { pollDescriptors.append(c.fd) }
     }
 
     private func acceptWaiting(_ now: Moment) -> Bool {
         var changed = false
-        while true {
+        for _ in 0..<Self.acceptsPerPass {
             let fd = accept(listener, nil, nil)
             if fd < 0 {
                 if errno == EINTR || errno == ECONNABORTED { continue }
@@ -198,17 +265,75 @@ public final class ControlServer {
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             let peer = Self.peer(of: fd)
-            if clients.count >= ControlLimits.maximumClients {
-                logger.warning("control: refusing a connection from \(peer): \(ControlLimits.maximumClients) already open")
-                var line = ControlResponse(.failed("the device is busy with \(ControlLimits.maximumClients) other commands; try again")).encodedLine()
-                _ = line.withUnsafeMutableBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
+            let occupants = clients.map { Occupant(uid: $0.peer.uid, busy: $0.busy, idleSince: $0.closeAfterWrite ? nil : $0.lastActivity) }
+            switch Self.admission(of: peer.uid, among: occupants) {
+            case .room:
+                break
+            case .closing(let index):
+                let c = clients[index]
+                logger.warning("control: closing the connection of \(c.peer) (idle \(Self.seconds(now.instant - c.lastActivity))) to make room for \(peer)")
+                sendAndForget(c.fd, ControlResponse(.failed("closed to make room for another command (at most \(ControlLimits.maximumClientsPerUser) connections per user, \(ControlLimits.maximumClients) in all); run the command again")))
+                dropClient(c)
+                clients.remove(at: index)
+            case .refused:
+                logger.warning("control: refusing a connection from \(peer): every connection it could replace is in the middle of a request")
+                sendAndForget(fd, ControlResponse(.failed("the device is busy with \(clients.count) other commands in progress; try again in a few seconds")))
                 Glibc.close(fd)
                 continue
             }
             logger.info("control: connection from \(peer)")
-            clients.append(Client(fd: fd, peer: peer, now: now.instant))
+            let c = Client(fd: fd, peer: peer, now: now.instant)
+            clients.append(c)
+            // A command sends its request right after connecting: read it now, so that while
+            // more connections arrive in this pass it counts as a request in progress, not as
+            // an idle connection to close for them.
+            read(c, now)
+            if c.closed { clients.removeLast() }
             changed = true
         }
+        return changed
+    }
+
+    /// What the slot policy needs to know about a connection.
+    struct Occupant: Equatable {
+        var uid: UInt32
+        var busy: Bool
+        /// Nil: already closing (the first to go).
+        var idleSince: Instant?
+    }
+
+    enum Admission: Equatable {
+        case room
+        /// Close `occupants[index]` first.
+        case closing(Int)
+        case refused
+    }
+
+    /// Where a newcomer from `uid` goes (see the type's comment): room if there is some; else
+    /// the longest-idle connection not in the middle of a request, of its own uid when that uid
+    /// is at its share, else of the uid holding the most connections (the next most if all of
+    /// those are busy); refused when there is none.
+    static func admission(of uid: UInt32, among occupants: [Occupant]) -> Admission {
+        var held: [UInt32: Int] = [:]
+        for o in occupants { held[o.uid, default: 0] += 1 }
+        let mine = held[uid] ?? 0
+        if mine < ControlLimits.maximumClientsPerUser && occupants.count < ControlLimits.maximumClients { return .room }
+        var best: Int?
+        // Which to close first: one already closing; then one of the uid holding the most (when
+        // the newcomer's own uid is at its share, only its own are candidates); then the one
+        // idle the longest.
+        func better(_ i: Int, than j: Int) -> Bool {
+            let a = occupants[i], b = occupants[j]
+            if (a.idleSince == nil) != (b.idleSince == nil) { return a.idleSince == nil }
+            if held[a.uid] != held[b.uid] { return (held[a.uid] ?? 0) > (held[b.uid] ?? 0) }
+            guard let x = a.idleSince, let y = b.idleSince else { return false }
+            return x < y
+        }
+        for i in occupants.indices where !occupants[i].busy {
+            if mine >= ControlLimits.maximumClientsPerUser && occupants[i].uid != uid { continue }
+            if best.map({ better(i, than: $0) }) ?? true { best = i }
+        }
+        return best.map { .closing($0) } ?? .refused
     }
 
     static func peer(of fd: Int32) -> Peer {
@@ -218,20 +343,24 @@ public final class ControlServer {
         return Peer(pid: raw.0, uid: raw.1, gid: raw.2)
     }
 
+    /// Reads while the connection owes a request, at most `readPerPass` bytes, and never past
+    /// one request: a byte more than `maximumRequest` without a newline is the end of it.
     private func read(_ c: Client, _ now: Moment) {
-        guard !c.closed, !c.eof else { return }
-        while true {
-            let n = scratch.withUnsafeMutableBytes { Glibc.read(c.fd, $0.baseAddress, $0.count) }
-            if n > 0 && c.closeAfterWrite { continue }  // the rest of a refused request: read and dropped
+        var taken = 0
+        while c.owesRequest && taken < Self.readPerPass {
+            let room = ControlLimits.maximumRequest + 1 - c.input.count
+            let n = scratch.withUnsafeMutableBytes { Glibc.read(c.fd, $0.baseAddress, min($0.count, room)) }
             if n > 0 {
+                let start = c.input.count
                 c.input.append(contentsOf: scratch[0..<n])
-                c.lastActivity = now.instant
-                if c.input.count > ControlLimits.maximumRequest && !c.input.contains(0x0A) {
+                taken += n
+                c.newline = c.input[start...].firstIndex(of: 0x0A)
+                if c.requestStarted == nil { c.requestStarted = now.instant }
+                if c.newline == nil && c.input.count > ControlLimits.maximumRequest {
                     logger.warning("control: a request of more than \(ControlLimits.maximumRequest) bytes from \(c.peer); closing")
-                    c.input.removeAll()
+                    c.input = []
                     respond(c, ControlResponse(.input("the request is larger than \(ControlLimits.maximumRequest) bytes")), now)
                     c.closeAfterWrite = true
-                    return
                 }
                 continue
             }
@@ -240,68 +369,132 @@ public final class ControlServer {
                 return
             }
             if errno == EINTR { continue }
-            if errno != EAGAIN && errno != EWOULDBLOCK {
-                if let w = c.waiting { w.cancel() }
-                closeClient(c)
-            }
+            if errno != EAGAIN && errno != EWOULDBLOCK { dropClient(c) }
             return
         }
     }
 
-    private func answerLines(_ c: Client, _ handler: ControlHandling, _ now: Moment) {
-        while !c.closed, !c.closeAfterWrite, c.waiting == nil, let newline = c.input.firstIndex(of: 0x0A) {
-            let line = Array(c.input[..<newline])
-            c.input.removeSubrange(...newline)
-            if line.count > ControlLimits.maximumRequest {
-                respond(c, ControlResponse(.input("the request is larger than \(ControlLimits.maximumRequest) bytes")), now)
-                c.closeAfterWrite = true
-                return
-            }
-            let envelope: ControlEnvelope
-            do {
-                envelope = try JSONDecoder().decode(ControlEnvelope.self, from: Data(line))
-            } catch {
-                logger.warning("control: \(c.peer) sent something that is not a request; closing")
-                respond(c, ControlResponse(.input("not a control request (one JSON object per line expected)")), now)
-                c.closeAfterWrite = true
-                return
-            }
-            guard envelope.version == ControlLimits.protocolVersion else {
-                respond(c, ControlResponse(.failed("control protocol \(envelope.version); this device speaks \(ControlLimits.protocolVersion): use the unwind command installed with it")), now)
-                c.closeAfterWrite = true
-                return
-            }
-            switch handler.handleControl(envelope.request, from: c.peer, at: now) {
-            case .now(let r): respond(c, r, now)
-            case .later(let until, let poll, let cancel): c.waiting = (until, poll, cancel)
-            }
+    /// A command that hung up while its request is being answered (the modem, a write) gives
+    /// its slot back now rather than when the answer is ready. Its socket is not read meanwhile,
+    /// so only the hang-up itself (POLLHUP: both directions gone) can tell.
+    private func noticeHangUp(_ c: Client) {
+        var p = pollfd(fd: c.fd, events: 0, revents: 0)
+        if poll(&p, 1, 0) == 1 && p.revents & Int16(POLLHUP | POLLERR) != 0 {
+            logger.info("control: \(c.peer) hung up before its answer; closing")
+            dropClient(c)
+        }
+    }
+
+    /// Answers the whole request waiting, if the previous answer is out of the way.
+    private func answerRequest(_ c: Client, _ handler: ControlHandling, _ now: Moment) {
+        guard !c.closed, !c.closeAfterWrite, c.waiting == nil, c.output.isEmpty, let newline = c.newline else { return }
+        let line = Array(c.input[..<newline])
+        c.input.removeSubrange(...newline)
+        c.newline = c.input.firstIndex(of: 0x0A)
+        // Part of the next request may have come with this one: its time starts once the
+        // device wants it (see `enforceDeadlines`), not while this one is answered.
+        c.requestStarted = nil
+        c.lastActivity = now.instant
+        if line.count > ControlLimits.maximumRequest {
+            respond(c, ControlResponse(.input("the request is larger than \(ControlLimits.maximumRequest) bytes")), now)
+            c.closeAfterWrite = true
+            return
+        }
+        let envelope: ControlEnvelope
+        do {
+            envelope = try JSONDecoder().decode(ControlEnvelope.self, from: Data(line))
+        } catch {
+            logger.warning("control: \(c.peer) sent something that is not a request; closing")
+            respond(c, ControlResponse(.input("not a control request (one JSON object per line expected)")), now)
+            c.closeAfterWrite = true
+            return
+        }
+        guard envelope.version == ControlLimits.protocolVersion else {
+            respond(c, ControlResponse(.failed("control protocol \(envelope.version); this device speaks \(ControlLimits.protocolVersion): use the unwind command installed with it")), now)
+            c.closeAfterWrite = true
+            return
+        }
+        switch handler.handleControl(envelope.request, from: c.peer, at: now) {
+        case .now(let r): respond(c, r, now)
+        case .later(let until, let poll, let cancel): c.waiting = (until, poll, cancel)
         }
     }
 
     private func respond(_ c: Client, _ r: ControlResponse, _ now: Moment) {
-        c.output.append(contentsOf: r.encodedLine())
-        c.lastActivity = now.instant
+        var line = r.encodedLine()
+        if line.count > ControlLimits.maximumAnswer {
+            logger.error("control: an answer of \(line.count) bytes for \(c.peer) is over the limit; sent an error instead")
+            line = ControlResponse(.failed("the answer is larger than \(ControlLimits.maximumAnswer) bytes; the device did not send it")).encodedLine()
+        }
+        if c.output.isEmpty { c.answerMoved = now.instant }
+        c.output.append(contentsOf: line)
     }
 
-    private func write(_ c: Client) {
+    private func write(_ c: Client, _ now: Moment) {
         while !c.closed, !c.output.isEmpty {
             let n = c.output.withUnsafeBytes { send(c.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
             if n > 0 {
                 c.output.removeFirst(n)
+                c.answerMoved = now.instant
+                if c.output.isEmpty { c.lastActivity = now.instant }
                 continue
             }
             if n < 0 && errno == EINTR { continue }
             if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return }  // the rest next pass
-            if let w = c.waiting { w.cancel() }
-            closeClient(c)
+            dropClient(c)
             return
         }
+    }
+
+    private func enforceDeadlines(_ c: Client, _ now: Moment) {
+        guard !c.closed else { return }
+        if !c.output.isEmpty {
+            if now.instant - c.answerMoved >= deadlines.answerProgress {
+                logger.warning("control: \(c.peer) has not read its answer for \(Self.seconds(now.instant - c.answerMoved)); closing")
+                dropClient(c)
+            }
+            return
+        }
+        guard c.owesRequest else { return }
+        if !c.input.isEmpty {
+            let started = c.requestStarted ?? now.instant
+            c.requestStarted = started
+            if now.instant - started >= deadlines.wholeRequest {
+                logger.warning("control: \(c.peer) sent part of a request and not the rest within \(Self.seconds(deadlines.wholeRequest)); closing")
+                c.input = []
+                respond(c, ControlResponse(.input("the request did not arrive whole within \(Self.seconds(deadlines.wholeRequest)) of its first byte")), now)
+                c.closeAfterWrite = true
+            }
+        } else if now.instant - c.lastActivity >= deadlines.idle {
+            logger.info("control: closing an idle connection (\(c.peer))")
+            closeClient(c)
+        }
+    }
+
+    static func seconds(_ d: Duration) -> String {
+        let ms = d.nanoseconds / 1_000_000
+        return ms % 1000 == 0 ? "\(ms / 1000) s" : "\(Double(ms) / 1000) s"
+    }
+
+    /// One answer line on a connection the device is about to close: what the socket takes now
+    /// and nothing more.
+    private func sendAndForget(_ fd: Int32, _ r: ControlResponse) {
+        let line = r.encodedLine()
+        _ = line.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
+    }
+
+    /// Closes a connection whose request may still be in progress (its command is gone).
+    private func dropClient(_ c: Client) {
+        if let w = c.waiting { w.cancel() }
+        closeClient(c)
     }
 
     private func closeClient(_ c: Client) {
         guard !c.closed else { return }
         c.closed = true
         c.waiting = nil
+        c.input = []
+        c.output = []
         Glibc.close(c.fd)
     }
 }

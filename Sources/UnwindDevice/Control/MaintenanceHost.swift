@@ -26,12 +26,13 @@ public final class MaintenanceHost {
     public let lock: StateLock
     let logger: Logger
 
+    /// - Parameter controlDeadlines: the device's unless a test shortens them to watch them act.
     public init(stateDirectory: String, socketPath: String, contentDirectory: String? = nil, logger: Logger,
-                now: WallTime, recentLog: RecentLog? = nil) throws(ControlFailure) {
+                now: WallTime, recentLog: RecentLog? = nil, controlDeadlines: ControlServer.Deadlines = .device) throws(ControlFailure) {
         presence = try DaemonPresence(stateDirectory: stateDirectory, socketPath: socketPath)
         do {
             server = try ControlServer(path: socketPath, stateDirectory: stateDirectory, contentDirectory: contentDirectory,
-                                       logger: logger, now: now)
+                                       logger: logger, now: now, deadlines: controlDeadlines)
             socketProblem = nil
         } catch {
             logger.error("the maintainer's commands cannot reach this device: \(error)")
