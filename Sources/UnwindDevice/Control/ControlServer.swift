@@ -134,6 +134,10 @@ public final class ControlServer {
     public let deadlines: Deadlines
     private var listener: Int32
     private var clients: [Client] = []
+    /// Set when `accept` ran out of descriptors or memory: the pending connection keeps the
+    /// listener readable, so it leaves the poll for a second instead of waking the loop on
+    /// every pass until something frees up.
+    private var acceptPausedUntil: Instant?
     private var scratch: [UInt8]
     /// The listener and every connection: what the loop polls.
     public private(set) var pollDescriptors: [Int32] = []
@@ -220,7 +224,14 @@ public final class ControlServer {
     /// One pass: accept, read, answer, write. Called by the loop on every pass.
     func service(_ handler: ControlHandling, at now: Moment) {
         guard listener >= 0 else { return }
-        let accepted = acceptWaiting(now)
+        var accepted = false
+        if !(acceptPausedUntil.map { now.instant < $0 } ?? false) {
+            if acceptPausedUntil != nil {
+                acceptPausedUntil = nil
+                accepted = true  // the listener goes back into the poll
+            }
+            accepted = acceptWaiting(now) || accepted
+        }
         if clients.isEmpty {
             if accepted { rebuildDescriptors() }
             return
@@ -249,7 +260,7 @@ public final class ControlServer {
 
     private func rebuildDescriptors() {
         pollDescriptors.removeAll(keepingCapacity: true)
-        pollDescriptors.append(listener)
+        if acceptPausedUntil == nil { pollDescriptors.append(listener) }
         for c in clients where c.owesRequest { pollDescriptors.append(c.fd) }
     }
 
@@ -258,7 +269,13 @@ public final class ControlServer {
         for _ in 0..<Self.acceptsPerPass {
             let fd = accept(listener, nil, nil)
             if fd < 0 {
-                if errno == EINTR || errno == ECONNABORTED { continue }
+                let e = errno
+                if e == EINTR || e == ECONNABORTED { continue }
+                if e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM {
+                    logger.error("control: cannot accept a connection: \(errnoText(e)); not accepting for 1 s")
+                    acceptPausedUntil = now.instant + .seconds(1)
+                    return true
+                }
                 return changed  // EAGAIN: nobody else waiting
             }
             // (accept4 is not exported to Swift here: the flags are set right after.)
