@@ -90,15 +90,15 @@ struct Sim: ParsableCommand {
                                          recordFrames: !noFrames, logger: logger)
             let started = Date()
             let r = try sim.run()
-            print("simulated \(script.end.secondsString) s in \(String(format: "%.2f", Date().timeIntervalSince(started))) s:",
-                  "\(r.statistics.framesRendered) frames, \(r.statistics.framesMissed) missed,",
-                  "\(r.motor.filter(\.on).count) motor pulses; output in \(out)/, state in \(stateDir)/")
+            say("simulated \(script.end.secondsString) s in \(String(format: "%.2f", Date().timeIntervalSince(started))) s: "
+                + "\(r.statistics.framesRendered) frames, \(r.statistics.framesMissed) missed, "
+                + "\(r.motor.filter(\.on).count) motor pulses; output in \(out)/, state in \(stateDir)/")
         } else {
             let stateDir = state ?? Self.defaultStateDirectory()
-            print("Unwind simulator: state in \(stateDir)")
+            say("Unwind simulator: state in \(stateDir)")
             try TerminalSimulator(stateDirectory: stateDir, settings: settings,
                                   contentDirectory: device.content, logger: logger).run()
-            print("Unwind simulator stopped; state kept in \(stateDir)")
+            say("Unwind simulator stopped; state kept in \(stateDir)")
         }
     }
 

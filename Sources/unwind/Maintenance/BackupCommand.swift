@@ -28,7 +28,7 @@ struct BackupCommand: ParsableCommand {
         let archive = StateArchive.make(files, created: WallTime(secondsSinceEpoch: Int64(Date().timeIntervalSince1970)))
         try writeFile(file, archive, replace: force)
         let outbox = files.keys.filter { $0.hasPrefix(StateArchive.outboxPrefix) }.count
-        print("backup of \(m.stateDirectory) written to \(file): \(StateArchive.stateFiles.count) state files, \(outbox) unsent message(s), \(archive.count) bytes")
+        say("backup of \(m.stateDirectory) written to \(file): \(StateArchive.stateFiles.count) state files, \(outbox) unsent message(s), \(archive.count) bytes")
     }
 }
 
