@@ -73,6 +73,10 @@ struct AlertsCommand: ParsableCommand {
 
         func run() throws {
             _ = try MaintenanceEdits.slotIndex(slot)
+            // Refused here, in the device's words, before anything is sent; sent in NFC.
+            let name = try MaintenanceEdits.alertText(name, .name)
+            let number = try MaintenanceEdits.alertText(number, .number)
+            let message = try MaintenanceEdits.alertText(message, .message)
             let result = try options.maintainer().change(.setAlert(slot: slot, name: name, number: number, message: message))
             printSaved(result)
         }
@@ -145,11 +149,13 @@ struct AlertsCommand: ParsableCommand {
             } catch {
                 throw ControlFailure.input("\(file): \(error)")
             }
+            let name = try MaintenanceEdits.alertText(chosen.name, .name)
+            let message = try MaintenanceEdits.alertText(message, .message)
             let m = try options.maintainer()
             if message == nil, try StateFiles(m).slot(slot).alert == nil {
                 throw ControlFailure.input("slot \(slot) has no message yet: give one with --message TEXT")
             }
-            let result = try m.change(.setAlert(slot: slot, name: chosen.name, number: number.text, message: message))
+            let result = try m.change(.setAlert(slot: slot, name: name, number: number.text, message: message))
             say("from \(file): \(chosen.name), \(number.text)"
                 + (chosen.bestTelephone.map { $0.value != number.text ? " (written \"\($0.value)\" in the vCard)" : "" } ?? ""))
             printSaved(result)

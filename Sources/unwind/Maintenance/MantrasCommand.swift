@@ -40,6 +40,7 @@ struct MantrasCommand: ParsableCommand {
         @Argument(help: "The mantra (quote it: unwind mantras add \"I am safe.\").") var text: String
 
         func run() throws {
+            let text = MaintenanceEdits.mantraText(text)
             try MaintenanceEdits.checkMantra(text, count: 0)
             report(try options.maintainer().change(.addMantra(text: text)))
         }
