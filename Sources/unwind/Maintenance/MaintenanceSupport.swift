@@ -22,20 +22,17 @@ struct MaintenanceOptions: ParsableArguments {
     /// command given --state does not need the file).
     func configuration(lenient: Bool = false) throws(ControlFailure) -> DeviceConfiguration {
         let path = config ?? DeviceConfiguration.defaultPath
-        guard FileManager.default.fileExists(atPath: path) else {
+        let loaded: DeviceConfiguration?
+        do { loaded = try ConfigurationFile.load(path) } catch {
+            if lenient { return DeviceConfiguration() }
+            if case .invalid = error { throw .input(error.description + "; run 'unwind config check'") }
+            throw ControlFailure(error.exitCode, error.description)
+        }
+        guard let loaded else {
             if config != nil && !lenient { throw .failed("cannot read the configuration \(path): no such file") }
             return DeviceConfiguration()
         }
-        let text: String
-        do { text = String(decoding: try readFile(path, limit: 1 << 20), as: UTF8.self) } catch {
-            if lenient { return DeviceConfiguration() }
-            throw error
-        }
-        do { return try DeviceConfiguration.parse(text, path: path) } catch {
-            if lenient { return DeviceConfiguration() }
-            let n = error.problems.count
-            throw .input("\(path) is not valid (\(n) problem\(n == 1 ? "" : "s"): \(error.problems.first.map { "\($0)" } ?? "")); run 'unwind config check'")
-        }
+        return loaded
     }
 
     func maintainer() throws(ControlFailure) -> Maintainer {

@@ -72,18 +72,17 @@ struct ConfigCommand: ParsableCommand {
 
         func run() throws {
             let config = options.config ?? DeviceConfiguration.defaultPath
-            guard FileManager.default.fileExists(atPath: config) else {
+            let loaded: DeviceConfiguration?
+            do { loaded = try ConfigurationFile.load(config) } catch {
+                for line in error.lines { writeError("unwind: " + line) }
+                throw ExitCode(error.exitCode)
+            }
+            guard let c = loaded else {
                 if config == DeviceConfiguration.defaultPath {
                     say("no configuration file at \(config): every default of the reference build applies")
                     return
                 }
                 throw ControlFailure.failed("cannot read \(config): no such file")
-            }
-            let text = String(decoding: try readFile(config, limit: 1 << 20), as: UTF8.self)
-            let c: DeviceConfiguration
-            do { c = try DeviceConfiguration.parse(text, path: config) } catch {
-                for p in error.problems { writeError("unwind: \(config): \(p)") }
-                throw ExitCode(2)
             }
             say("\(config) is valid")
             say("  state directory: \(c.stateDirectory)")
