@@ -45,6 +45,11 @@ public struct AlertFieldError: Error, Equatable, Sendable, CustomStringConvertib
         /// only ever travel as PDU hex, but a saved alert is refused anything that could be read
         /// as part of a command, so no tool or future text-mode path can be tricked by one.
         case commandCharacter(position: Int, scalar: UInt32)
+        /// A bidirectional control (right-to-left override, isolate, mark …): it can make the
+        /// text show differently from what is stored and sent.
+        case directionControl(position: Int, scalar: UInt32)
+        /// U+FFFD: what bytes that were not UTF-8 became on the way in; the words meant are lost.
+        case replacementCharacter(position: Int)
     }
 
     public var field: AlertField
@@ -78,6 +83,10 @@ public struct AlertFieldError: Error, Equatable, Sendable, CustomStringConvertib
             return "\(f): would take \(parts) text messages; at most \(limit) allowed — shorten it"
         case .commandCharacter(let position, let scalar):
             return "\(f): character \(position) is \(Self.describe(scalar)); quotes (\") and semicolons (;) are not allowed in an alert — use ' or , instead"
+        case .directionControl(let position, let scalar):
+            return "\(f): character \(position) is \(Self.describe(scalar)), which changes the direction text is shown in; not allowed, so the \(f) reads as it is sent"
+        case .replacementCharacter(let position):
+            return "\(f): character \(position) is the replacement character (U+FFFD), left where the text was not valid UTF-8; type the \(f) again"
         }
     }
 
@@ -90,10 +99,16 @@ public struct AlertFieldError: Error, Equatable, Sendable, CustomStringConvertib
             0x00: "NUL", 0x09: "a tab", 0x0A: "a line feed", 0x0D: "a carriage return",
             0x1A: "Ctrl-Z", 0x1B: "ESC", 0x7F: "DEL", 0x2028: "a line separator",
             0x2029: "a paragraph separator", 0xFEFF: "a byte-order mark", 0x20: "a space",
+            0x202E: "a right-to-left override", 0x202D: "a left-to-right override",
+            0x202B: "a right-to-left embedding", 0x202A: "a left-to-right embedding",
+            0x202C: "a pop directional formatting", 0x2067: "a right-to-left isolate",
+            0x2066: "a left-to-right isolate", 0x2068: "a first-strong isolate", 0x2069: "a pop directional isolate",
+            0x200F: "a right-to-left mark", 0x200E: "a left-to-right mark", 0x061C: "an Arabic letter mark",
         ]
         if let n = names[v] { return "\(n) (\(code))" }
         if v < 0x20 || (0x80..<0xA0).contains(v) { return "a control character (\(code))" }
-        if let s = Unicode.Scalar(v) { return "\"\(Character(s))\" (\(code))" }
+        // Anything a terminal would act on is named by its code only, never shown.
+        if let s = Unicode.Scalar(v), !TextSafety.isTerminalControl(s) { return "\"\(Character(s))\" (\(code))" }
         return code
     }
 }
@@ -167,12 +182,15 @@ public struct AlertSlot: Equatable, Sendable {
     public static let partLimit = 8
 
     /// Checks the fields in file order (name, number, message) and reports the first problem.
+    /// The name and the message are kept in NFC (see `TextSafety.nfc`), whichever form they
+    /// came in: the command line, the control socket and a slot file all end up the same.
     public init(name: String, number: String, message: String) throws(AlertFieldError) {
-        try Self.validateName(name)
+        try Self.validateName(TextSafety.nfc(name))
         try self.init(name: name, number: PhoneNumber(number), message: message)
     }
 
     public init(name: String, number: PhoneNumber, message: String) throws(AlertFieldError) {
+        let name = TextSafety.nfc(name), message = TextSafety.nfc(message)
         try Self.validateName(name)
         self.encoding = try Self.validateMessage(message)
         self.name = name
@@ -192,12 +210,13 @@ public struct AlertSlot: Equatable, Sendable {
         self.message = message
     }
 
-    /// 1–40 printable characters, not only spaces.
+    /// 1–40 printable characters, not only spaces, no bidi controls; `name` in NFC.
     public static func validateName(_ name: String) throws(AlertFieldError) {
         try validateText(name, field: .name, limit: nameLimit)
     }
 
-    /// 1–160 characters, no control characters, not only spaces; returns how it will be encoded.
+    /// 1–160 characters, no control characters, not only spaces, no bidi controls; `message` in
+    /// NFC. Returns how it will be encoded.
     @discardableResult
     public static func validateMessage(_ message: String) throws(AlertFieldError) -> SMSEncoding {
         try validateText(message, field: .message, limit: messageLimit)
@@ -205,7 +224,7 @@ public struct AlertSlot: Equatable, Sendable {
         for c in message {
             position += 1
             if c == "\"" || c == ";" {
-                throw AlertFieldError(.message, .commandCharacter(position: position, scalar: c.unicodeScalars.first!.value))
+                throw AlertFieldError(.message, .commandCharacter(position: position, scalar: c == ";" ? 0x3B : 0x22))
             }
         }
         let encoding = SMSEncoding(message)
@@ -215,14 +234,22 @@ public struct AlertSlot: Equatable, Sendable {
         return encoding
     }
 
+    /// The rules every name and message share, on the device and in the commands alike. The
+    /// text is checked as given: callers pass it in NFC (`TextSafety.nfc`), as `init` does.
     static func validateText(_ text: String, field: AlertField, limit: Int) throws(AlertFieldError) {
         if text.isEmpty { throw AlertFieldError(field, .empty) }
         var position = 0
         var visible = false
         for c in text {
             position += 1
-            for s in c.unicodeScalars where PhoneNumber.isControl(s) {
-                throw AlertFieldError(field, .controlCharacter(position: position, scalar: s.value))
+            for s in c.unicodeScalars {
+                if PhoneNumber.isControl(s) {
+                    throw AlertFieldError(field, .controlCharacter(position: position, scalar: s.value))
+                }
+                if TextSafety.isBidiControl(s) {
+                    throw AlertFieldError(field, .directionControl(position: position, scalar: s.value))
+                }
+                if s == "\u{FFFD}" { throw AlertFieldError(field, .replacementCharacter(position: position)) }
             }
             if !c.isWhitespace { visible = true }
         }
@@ -328,6 +355,7 @@ public struct CounsellingLine: Equatable, Sendable {
     public let dialNumber: PhoneNumber
 
     public init(name: String, displayNumber: String, dialNumber: PhoneNumber) throws(AlertFieldError) {
+        let name = TextSafety.nfc(name), displayNumber = TextSafety.nfc(displayNumber)
         try AlertSlot.validateName(name)
         try AlertSlot.validateText(displayNumber, field: .number, limit: 40)
         self.name = name

@@ -35,24 +35,25 @@ struct Run: ParsableCommand {
     }
 }
 
-/// Reads and validates the configuration; every wrong key is printed, then exit status 2.
+/// Reads and validates the configuration, before anything touches the hardware, as
+/// `unwind config check` does; every wrong key is printed, then exit status 2 (1 when the file
+/// cannot be read at all).
 func loadConfiguration(_ path: String, logger: Logger) throws -> DeviceConfiguration {
-    guard FileManager.default.fileExists(atPath: path) else {
+    let loaded: DeviceConfiguration?
+    do { loaded = try ConfigurationFile.load(path) } catch {
+        for line in error.lines { writeError("unwind: " + line) }
+        throw ExitCode(error.exitCode)
+    }
+    guard let loaded else {
         logger.notice("no configuration at \(path); using the defaults of the reference build")
         return DeviceConfiguration()
     }
-    let text: String
-    do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
-        throw fail("cannot read \(path): \(error.localizedDescription)", code: .failure)
-    }
-    do { return try DeviceConfiguration.parse(text, path: path) } catch {
-        throw fail(error.description, code: ExitCode(2))
-    }
+    return loaded
 }
 
 /// Prints a clear message on standard error and returns the exit to throw.
 func fail(_ message: String, code: ExitCode) -> ExitCode {
-    FileHandle.standardError.write(Data(("unwind: " + message + "\n").utf8))
+    writeError("unwind: " + message)
     return code
 }
 

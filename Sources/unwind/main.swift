@@ -90,15 +90,15 @@ struct Sim: ParsableCommand {
                                          recordFrames: !noFrames, logger: logger)
             let started = Date()
             let r = try sim.run()
-            print("simulated \(script.end.secondsString) s in \(String(format: "%.2f", Date().timeIntervalSince(started))) s:",
-                  "\(r.statistics.framesRendered) frames, \(r.statistics.framesMissed) missed,",
-                  "\(r.motor.filter(\.on).count) motor pulses; output in \(out)/, state in \(stateDir)/")
+            say("simulated \(script.end.secondsString) s in \(String(format: "%.2f", Date().timeIntervalSince(started))) s: "
+                + "\(r.statistics.framesRendered) frames, \(r.statistics.framesMissed) missed, "
+                + "\(r.motor.filter(\.on).count) motor pulses; output in \(out)/, state in \(stateDir)/")
         } else {
             let stateDir = state ?? Self.defaultStateDirectory()
-            print("Unwind simulator: state in \(stateDir)")
+            say("Unwind simulator: state in \(stateDir)")
             try TerminalSimulator(stateDirectory: stateDir, settings: settings,
                                   contentDirectory: device.content, logger: logger).run()
-            print("Unwind simulator stopped; state kept in \(stateDir)")
+            say("Unwind simulator stopped; state kept in \(stateDir)")
         }
     }
 
@@ -114,6 +114,7 @@ struct Sim: ParsableCommand {
 /// become 2 — and every error one line on standard error, "unwind: …".
 func runUnwind() -> Never {
     do {
+        try checkArgumentsAreUTF8()
         var command = try Unwind.parseAsRoot()
         try command.run()
         exit(0)
@@ -135,6 +136,25 @@ func runUnwind() -> Never {
         }
         writeError("unwind: \(message)")
         exit(code.rawValue == 0 ? 1 : code.rawValue)
+    }
+}
+
+/// Refuses an argument whose bytes are not UTF-8 (exit 2). `CommandLine.arguments` has
+/// already replaced such bytes with U+FFFD, so a name or a message typed in a Latin-1
+/// terminal would otherwise go out in a text message with "�" where letters were; only the
+/// raw argv shows them.
+func checkArgumentsAreUTF8() throws(ControlFailure) {
+    let argv = CommandLine.unsafeArgv
+    for i in 1..<Int(CommandLine.argc) {
+        guard let p = argv[i] else { continue }
+        let bytes = UnsafeRawBufferPointer(start: p, count: strlen(p))
+        guard let offset = TextSafety.firstInvalidUTF8(bytes) else { continue }
+        let shown = String(decoding: bytes, as: UTF8.self)
+        let previous = CommandLine.arguments[i - 1]
+        let isValue = i > 1 && previous.hasPrefix("--") && !previous.contains("=") && !shown.hasPrefix("-")
+        let option = isValue ? " (the value of \(previous))" : ""
+        throw .input("argument \(i) \"\(shown)\"\(option) is not UTF-8 text: byte \(offset + 1) is 0x\(String(bytes[offset], radix: 16, uppercase: true)); "
+                     + "nothing was done — set the terminal or script to UTF-8 (e.g. LANG=C.UTF-8) and type it again")
     }
 }
 

@@ -12,7 +12,7 @@ public struct ConfigProblem: Error, Equatable, CustomStringConvertible, Sendable
 }
 
 /// All that is wrong with a configuration file, one line per key.
-public struct ConfigErrors: Error, CustomStringConvertible, Sendable {
+public struct ConfigErrors: Error, Equatable, CustomStringConvertible, Sendable {
     public var path: String
     public var problems: [ConfigProblem]
     public var description: String {
@@ -34,7 +34,7 @@ public final class ConfigReader {
             root = try Yams.compose(yaml: yaml)
         } catch let error as YamlError {
             root = nil
-            problems.append(ConfigProblem(key: "", message: "not valid YAML: \(error)"))
+            problems.append(ConfigProblem(key: "", message: Self.syntaxProblem(error)))
         } catch {
             root = nil
             problems.append(ConfigProblem(key: "", message: "not valid YAML: \(error)"))
@@ -44,16 +44,33 @@ public final class ConfigReader {
         }
     }
 
+    /// Each section's keys by name, built the first time the section is read. Yams looks a key
+    /// up by walking the section's pairs: some sixty lookups into a section of 60,000 keys took
+    /// seconds.
+    private var sections: [String: [String: Node]] = [:]
+
     private func node(_ key: String) -> Node? {
         let parts = key.split(separator: ".")
         // The key and every section on the way to it are known keys.
         for i in 1...parts.count { known.insert(parts.prefix(i).joined(separator: ".")) }
         var n = root
+        var path = ""
         for p in parts {
             guard let m = n?.mapping else { return nil }
-            n = m[Node(String(p))]
+            n = keys(of: m, at: path)[String(p)]
+            path += p + "."
         }
         return n
+    }
+
+    private func keys(of m: Node.Mapping, at path: String) -> [String: Node] {
+        if let keys = sections[path] { return keys }
+        var keys: [String: Node] = [:]
+        // Yams refuses a key given twice; should two keys still read alike, the last wins, as
+        // in Yams's own lookup.
+        for (k, v) in m { if let name = k.string { keys[name] = v } }
+        sections[path] = keys
+        return keys
     }
 
     private func scalar(_ key: String) -> String? {
@@ -115,29 +132,78 @@ public final class ConfigReader {
         problems.append(ConfigProblem(key: key, message: message))
     }
 
+    /// Up to this many unknown keys are reported one per line, each with the nearest known key;
+    /// more than that is not a typo but the wrong file, and is said in one line. The limit
+    /// also bounds the edit-distance work, which made a file of 60,000 keys take a minute.
+    public static let unknownKeysListed = 10
+
     /// Keys present in the file that no reader asked for, each reported with the nearest known key.
     public func reportUnknownKeys() {
         guard let m = root?.mapping else { return }
-        walk(m, prefix: "")
+        var unknown: [String] = []
+        var count = 0
+        walk(m, prefix: "") { name in
+            count += 1
+            if unknown.count <= Self.unknownKeysListed { unknown.append(name) }
+        }
+        if count <= Self.unknownKeysListed {
+            for name in unknown {
+                var msg = "unknown key"
+                if let near = nearest(name) { msg += "; did you mean \(near)?" }
+                problems.append(ConfigProblem(key: Self.shown(name), message: msg))
+            }
+        } else {
+            let first = unknown.prefix(3).map(Self.shown).joined(separator: ", ")
+            problems.append(ConfigProblem(
+                key: "", message: "\(count) keys no setting has (\(first) …); is this an unwind configuration file? "
+                    + "(deploy/unwind.conf in the source lists every key)"))
+        }
     }
 
-    private func walk(_ m: Node.Mapping, prefix: String) {
+    private func walk(_ m: Node.Mapping, prefix: String, unknown: (String) -> Void) {
         for (k, v) in m {
             let name = prefix + (k.string ?? "?")
             if !known.contains(name) {
-                var msg = "unknown key"
-                if let near = nearest(name) { msg += "; did you mean \(near)?" }
-                problems.append(ConfigProblem(key: name, message: msg))
+                unknown(name)
             } else if let sub = v.mapping {
-                walk(sub, prefix: name + ".")
+                walk(sub, prefix: name + ".", unknown: unknown)
             }
         }
     }
 
+    /// A key as a message shows it: a key is short, a long one is cut.
+    static func shown(_ key: String) -> String {
+        key.count <= 60 ? key : String(key.prefix(60)) + "…"
+    }
+
     private func nearest(_ key: String) -> String? {
+        // No known key is longer than 40 characters: a longer one is no typo of one.
+        guard key.count <= 64 else { return nil }
         let best = known.map { ($0, editDistance($0, key)) }.min { $0.1 < $1.1 }
         guard let best, best.1 <= max(2, key.count / 4) else { return nil }
         return best.0
+    }
+
+    /// One line for a YAML syntax error: where, and what (libyaml's words); never the file's
+    /// text, which `Yams`'s own description quotes.
+    static func syntaxProblem(_ error: YamlError) -> String {
+        func line(_ problem: String, _ mark: Mark) -> String {
+            let what = problem.contains("Maximum nesting level") ? "nested more than 1000 levels deep" : problem
+            return "line \(mark.line), column \(mark.column): not valid YAML: \(what)"
+        }
+        switch error {
+        case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _),
+             .composer(_, let problem, let mark, _):
+            return line(problem, mark)
+        case .reader(let problem, let offset, _, _):
+            return "not valid YAML: \(problem)" + (offset.map { " (at byte \($0))" } ?? "")
+        case .duplicatedKeysInMapping(let duplicates, let context):
+            let keys = duplicates.sorted().prefix(5).map(shown).joined(separator: ", ")
+            return "line \(context.mark.line), column \(context.mark.column): the section starting here has "
+                + "\(keys) more than once; give each key once"
+        default:
+            return "not valid YAML: " + (String(describing: error).split(separator: "\n").first.map(String.init) ?? "")
+        }
     }
 }
 

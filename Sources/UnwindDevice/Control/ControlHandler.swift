@@ -45,7 +45,8 @@ extension DeviceLoop: ControlHandling {
                                     asleep: core.state.display.asleep, page: "\(core.state.page)")
             return .now(r)
 
-        case .addMantra(let text):
+        case .addMantra(let given):
+            let text = MaintenanceEdits.mantraText(given)
             try MaintenanceEdits.checkMantra(text, count: core.state.mantras.count)
             let before = persistence.writesAsked
             let problem = maintain { core, now, effects -> MantrasFile.Problem? in

@@ -38,6 +38,24 @@ public enum MaintenanceEdits {
         }
     }
 
+    /// A name or a message as a command was given it: in NFC, and refused (exit 2) by the rules
+    /// the device applies when it saves the slot, so nothing is sent that the device would
+    /// refuse and both say it in the same words.
+    public static func alertText(_ text: String?, _ field: AlertField) throws(ControlFailure) -> String? {
+        guard let text else { return nil }
+        let normalized = TextSafety.nfc(text)
+        do {
+            switch field {
+            case .name: try AlertSlot.validateName(normalized)
+            case .message: try AlertSlot.validateMessage(normalized)
+            case .number: _ = try PhoneNumber(normalized)
+            }
+        } catch {
+            throw .input(error.description)
+        }
+        return normalized
+    }
+
     /// The alert `unwind alerts test` sends: the slot's, its message marked "[TEST] ".
     public static func testAlert(_ alert: AlertSlot, slot: Int) throws(ControlFailure) -> AlertSlot {
         let message = testPrefix + alert.message
@@ -54,11 +72,16 @@ public enum MaintenanceEdits {
     }
 
     /// A new mantra for a list of `count`: the same checks as the device's (1–160 printable
-    /// characters the display can draw, no surrounding space, at most 1000 mantras).
+    /// characters the display can draw, no surrounding space, at most 1000 mantras). `text`
+    /// is expected in NFC (`mantraText`): "e" and a combining accent is a character the
+    /// display cannot draw, "é" is one it can.
     public static func checkMantra(_ text: String, count: Int) throws(ControlFailure) {
         if let p = MantrasFile.problem(with: text) { throw .input("mantra: \(p)") }
         if count >= MantrasFile.maximumCount { throw .input("mantra: the list already has \(count) mantras; at most \(MantrasFile.maximumCount)") }
     }
+
+    /// A mantra as a command or the control socket gave it, in the form it is checked and stored in.
+    public static func mantraText(_ text: String) -> String { TextSafety.nfc(text) }
 
     /// Mantra `number` (1-based) of a list of `count`; returns the 0-based index.
     public static func mantraIndex(_ number: Int, count: Int) throws(ControlFailure) -> Int {

@@ -24,12 +24,12 @@ struct AlertsCommand: ParsableCommand {
             for n in 1...AlertSlotFile.slotCount {
                 switch try f.slot(n) {
                 case .empty:
-                    print("\(n)  (empty)")
+                    say("\(n)  (empty)")
                 case .ready(let a):
-                    print("\(n)  \(a.name)  \(a.number.text)  \(a.encoding)")
-                    print("   \"\(a.message)\"")
+                    say("\(n)  \(a.name)  \(a.number.text)  \(a.encoding)")
+                    say("   \"\(a.message)\"")
                 case .needsAttention(let p):
-                    print("\(n)  NEEDS ATTENTION (\(AlertSlotFile.name(slot: n)): \(p)); set it again with 'unwind alerts set \(n)'")
+                    say("\(n)  NEEDS ATTENTION (\(AlertSlotFile.name(slot: n)): \(p)); set it again with 'unwind alerts set \(n)'")
                 }
             }
         }
@@ -43,19 +43,19 @@ struct AlertsCommand: ParsableCommand {
         func run() throws {
             _ = try MaintenanceEdits.slotIndex(slot)
             let f = try StateFiles(try options.maintainer())
-            print("Slot \(slot) (\(AlertSlotFile.name(slot: slot)))")
+            say("Slot \(slot) (\(AlertSlotFile.name(slot: slot)))")
             switch try f.slot(slot) {
             case .empty:
-                print("  empty: set it with 'unwind alerts set \(slot) --name NAME --number NUMBER --message TEXT'")
+                say("  empty: set it with 'unwind alerts set \(slot) --name NAME --number NUMBER --message TEXT'")
             case .needsAttention(let p):
-                print("  needs attention: \(p)")
-                print("  (the device shows it as needing attention and never sends it; set it again)")
+                say("  needs attention: \(p)")
+                say("  (the device shows it as needing attention and never sends it; set it again)")
             case .ready(let a):
-                print("  name:     \(a.name)")
-                print("  number:   \(a.number.text)")
-                print("  message:  \(a.message)")
-                print("  encoding: \(a.encoding)")
-                print("  test:     " + testNote(a, slot: slot))
+                say("  name:     \(a.name)")
+                say("  number:   \(a.number.text)")
+                say("  message:  \(a.message)")
+                say("  encoding: \(a.encoding)")
+                say("  test:     " + testNote(a, slot: slot))
             }
         }
     }
@@ -73,6 +73,10 @@ struct AlertsCommand: ParsableCommand {
 
         func run() throws {
             _ = try MaintenanceEdits.slotIndex(slot)
+            // Refused here, in the device's words, before anything is sent; sent in NFC.
+            let name = try MaintenanceEdits.alertText(name, .name)
+            let number = try MaintenanceEdits.alertText(number, .number)
+            let message = try MaintenanceEdits.alertText(message, .message)
             let result = try options.maintainer().change(.setAlert(slot: slot, name: name, number: number, message: message))
             printSaved(result)
         }
@@ -114,7 +118,7 @@ struct AlertsCommand: ParsableCommand {
             // Refuse before anything is queued when the slot cannot be tested.
             if case .ready(let a) = try StateFiles(m).slot(slot) { _ = try MaintenanceEdits.testAlert(a, slot: slot) }
             let r = try m.ask(.testAlert(slot: slot, waitSeconds: wait), timeout: .seconds(Int64(wait) + 15))
-            if let msg = r.message { print(msg) }
+            if let msg = r.message { say(msg) }
         }
     }
 
@@ -145,13 +149,15 @@ struct AlertsCommand: ParsableCommand {
             } catch {
                 throw ControlFailure.input("\(file): \(error)")
             }
+            let name = try MaintenanceEdits.alertText(chosen.name, .name)
+            let message = try MaintenanceEdits.alertText(message, .message)
             let m = try options.maintainer()
             if message == nil, try StateFiles(m).slot(slot).alert == nil {
                 throw ControlFailure.input("slot \(slot) has no message yet: give one with --message TEXT")
             }
-            let result = try m.change(.setAlert(slot: slot, name: chosen.name, number: number.text, message: message))
-            print("from \(file): \(chosen.name), \(number.text)"
-                  + (chosen.bestTelephone.map { $0.value != number.text ? " (written \"\($0.value)\" in the vCard)" : "" } ?? ""))
+            let result = try m.change(.setAlert(slot: slot, name: name, number: number.text, message: message))
+            say("from \(file): \(chosen.name), \(number.text)"
+                + (chosen.bestTelephone.map { $0.value != number.text ? " (written \"\($0.value)\" in the vCard)" : "" } ?? ""))
             printSaved(result)
         }
     }
@@ -169,11 +175,11 @@ func testNote(_ a: AlertSlot, slot: Int) -> String {
 func printSaved(_ result: (response: ControlResponse, viaDevice: Bool)) {
     report(result)
     guard let a = result.response.alert else { return }
-    print("  name:     \(a.name)")
-    print("  number:   \(a.number)")
-    print("  message:  \(a.message)")
-    print("  encoding: \(a.encoding)")
+    say("  name:     \(a.name)")
+    say("  number:   \(a.number)")
+    say("  message:  \(a.message)")
+    say("  encoding: \(a.encoding)")
     if a.message.count > AlertSlot.messageLimit - MaintenanceEdits.testPrefix.count {
-        print("  note: 'unwind alerts test \(a.slot)' needs a message of at most \(AlertSlot.messageLimit - MaintenanceEdits.testPrefix.count) characters")
+        say("  note: 'unwind alerts test \(a.slot)' needs a message of at most \(AlertSlot.messageLimit - MaintenanceEdits.testPrefix.count) characters")
     }
 }

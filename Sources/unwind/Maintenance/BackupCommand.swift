@@ -33,7 +33,7 @@ struct BackupCommand: ParsableCommand {
         do { _ = try MaintenanceEdits.restorable(files) } catch {
             writeError("unwind: warning: this backup will not restore as it is: \(error.message); fix that file (unwind alerts/mantras/reminders …) and back up again")
         }
-        print("backup of \(m.stateDirectory) written to \(file): \(StateArchive.stateFiles.count) state files, \(outbox) unsent message(s), \(archive.count) bytes")
+        say("backup of \(m.stateDirectory) written to \(file): \(StateArchive.stateFiles.count) state files, \(outbox) unsent message(s), \(archive.count) bytes")
     }
 }
 

@@ -40,7 +40,7 @@ struct HardwareCommand: ParsableCommand {
             switch part {
             case .motor:
                 if running {
-                    print(try m.ask(.motorTest).message ?? "the device pulses its motor")
+                    say(try m.ask(.motorTest).message ?? "the device pulses its motor")
                     return
                 }
                 try pulseMotor(try options.configuration())
@@ -61,12 +61,12 @@ struct HardwareCommand: ParsableCommand {
             defer { motor.release() }
             for k in 1...3 {
                 do { try motor.set(true) } catch { throw ControlFailure.failed("motor: \(error)") }
-                print("pulse \(k)")
+                say("pulse \(k)")
                 usleep(300_000)
                 try? motor.set(false)
                 usleep(300_000)
             }
-            print("the motor pulsed 3 times (0.3 s each) on \(c.gpio.motor)")
+            say("the motor pulsed 3 times (0.3 s each) on \(c.gpio.motor)")
         }
 
         func drawTestPattern(_ c: DeviceConfiguration, seconds: Double) throws {
@@ -88,10 +88,10 @@ struct HardwareCommand: ParsableCommand {
             fb.text("display test", font: .regular, x: (fb.width - 72) / 2, y: 36)
             fb.text("i2c-\(c.display.bus) 0x\(String(c.display.address, radix: 16))", font: .small, x: 4, y: fb.height - 9)
             do { try panel.show(fb) } catch { throw ControlFailure.failed("the display does not answer: \(error)") }
-            print("test pattern on /dev/i2c-\(c.display.bus) at 0x\(String(c.display.address, radix: 16)) for \(seconds) s: a frame, a ramp, UNWIND, a checkerboard")
+            say("test pattern on /dev/i2c-\(c.display.bus) at 0x\(String(c.display.address, radix: 16)) for \(seconds) s: a frame, a ramp, UNWIND, a checkerboard")
             usleep(UInt32(seconds * 1_000_000))
             try? panel.show(Framebuffer(width: fb.width, height: fb.height))
-            print("display cleared")
+            say("display cleared")
         }
 
         func listButtons(_ c: DeviceConfiguration, seconds: Double?) throws {
@@ -106,7 +106,7 @@ struct HardwareCommand: ParsableCommand {
             var classifier = ButtonClassifier(timing: c.buttonTiming)
             var edges: [ButtonEdge] = []
             var gestures: [ButtonGesture] = []
-            print("press the buttons (PAGE, LEFT, RIGHT, SELECT, PANIC); Ctrl-C ends" + (seconds.map { ", or after \($0) s" } ?? ""))
+            say("press the buttons (PAGE, LEFT, RIGHT, SELECT, PANIC); Ctrl-C ends" + (seconds.map { ", or after \($0) s" } ?? ""))
             fflush(nil)
             while end.map({ clock.now().instant < $0 }) ?? true {
                 edges.removeAll()
@@ -117,10 +117,10 @@ struct HardwareCommand: ParsableCommand {
                 for g in gestures {
                     let t = (clock.now().instant - start).wholeSeconds
                     switch g {
-                    case .down(let b): print("\(t) s  \(b.rawValue) down")
-                    case .short(let b): print("\(t) s  \(b.rawValue) short press")
-                    case .long(let b): print("\(t) s  \(b.rawValue) long press")
-                    case .up(let b, let held): print("\(t) s  \(b.rawValue) up (held \(held))")
+                    case .down(let b): say("\(t) s  \(b.rawValue) down")
+                    case .short(let b): say("\(t) s  \(b.rawValue) short press")
+                    case .long(let b): say("\(t) s  \(b.rawValue) long press")
+                    case .up(let b, let held): say("\(t) s  \(b.rawValue) up (held \(held))")
                     }
                     fflush(nil)
                 }

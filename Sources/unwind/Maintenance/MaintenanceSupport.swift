@@ -22,20 +22,17 @@ struct MaintenanceOptions: ParsableArguments {
     /// command given --state does not need the file).
     func configuration(lenient: Bool = false) throws(ControlFailure) -> DeviceConfiguration {
         let path = config ?? DeviceConfiguration.defaultPath
-        guard FileManager.default.fileExists(atPath: path) else {
+        let loaded: DeviceConfiguration?
+        do { loaded = try ConfigurationFile.load(path) } catch {
+            if lenient { return DeviceConfiguration() }
+            if case .invalid = error { throw .input(error.description + "; run 'unwind config check'") }
+            throw ControlFailure(error.exitCode, error.description)
+        }
+        guard let loaded else {
             if config != nil && !lenient { throw .failed("cannot read the configuration \(path): no such file") }
             return DeviceConfiguration()
         }
-        let text: String
-        do { text = String(decoding: try readFile(path, limit: 1 << 20), as: UTF8.self) } catch {
-            if lenient { return DeviceConfiguration() }
-            throw error
-        }
-        do { return try DeviceConfiguration.parse(text, path: path) } catch {
-            if lenient { return DeviceConfiguration() }
-            let n = error.problems.count
-            throw .input("\(path) is not valid (\(n) problem\(n == 1 ? "" : "s"): \(error.problems.first.map { "\($0)" } ?? "")); run 'unwind config check'")
-        }
+        return loaded
     }
 
     func maintainer() throws(ControlFailure) -> Maintainer {
@@ -48,12 +45,21 @@ struct MaintenanceOptions: ParsableArguments {
 
 /// What a command prints after a change: the device's words, and how the change was made.
 func report(_ result: (response: ControlResponse, viaDevice: Bool)) {
-    if let m = result.response.message { print(m) }
-    if !result.viaDevice { print("(the device is not running: the files were changed directly; it reads them when it starts)") }
+    if let m = result.response.message { say(m) }
+    if !result.viaDevice { say("(the device is not running: the files were changed directly; it reads them when it starts)") }
 }
 
+/// One line on standard output. Everything a command prints goes through here or
+/// `writeError`: names, messages, the modem's answers, file contents and whatever the control
+/// socket sent are outside text, and `TextSafety.escaped` keeps their escape sequences, bidi
+/// controls and line breaks from acting on the maintainer's terminal.
+func say(_ line: String, terminator: String = "\n") {
+    print(TextSafety.escaped(line), terminator: terminator)
+}
+
+/// One line on standard error, escaped as `say` does.
 func writeError(_ line: String) {
-    FileHandle.standardError.write(Data((line + "\n").utf8))
+    FileHandle.standardError.write(Data((TextSafety.escaped(line) + "\n").utf8))
 }
 
 /// mm:ss, or h:mm:ss from an hour.
@@ -139,7 +145,7 @@ func confirm(_ question: String, yes: Bool) throws(ControlFailure) {
     guard isatty(STDIN_FILENO) == 1 else {
         throw .input("\(question.trimmingCharacters(in: CharacterSet(charactersIn: "?"))): needs confirmation; add --yes")
     }
-    print(question + " [y/N] ", terminator: "")
+    say(question + " [y/N] ", terminator: "")
     fflush(nil)
     let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
     guard answer == "y" || answer == "yes" else { throw .failed("not confirmed; nothing changed") }

@@ -24,13 +24,13 @@ struct MantrasCommand: ParsableCommand {
             let items = try StateFiles(m).mantras()
             var current = 0
             if try m.runningDeviceSocket() != nil, let s = try? m.ask(.status).status { current = s.currentMantra }
-            if items.isEmpty { print("no mantras (the device shows \"\(MantraList.emptyMessage)\")") }
+            if items.isEmpty { say("no mantras (the device shows \"\(MantraList.emptyMessage)\")") }
             let width = String(items.count).count
             for (i, text) in items.enumerated() {
                 let n = String(i + 1)
-                print((i + 1 == current ? "* " : "  ") + String(repeating: " ", count: width - n.count) + n + "  " + text)
+                say((i + 1 == current ? "* " : "  ") + String(repeating: " ", count: width - n.count) + n + "  " + text)
             }
-            if current > 0 { print("(* the one the device shows now)") }
+            if current > 0 { say("(* the one the device shows now)") }
         }
     }
 
@@ -40,6 +40,7 @@ struct MantrasCommand: ParsableCommand {
         @Argument(help: "The mantra (quote it: unwind mantras add \"I am safe.\").") var text: String
 
         func run() throws {
+            let text = MaintenanceEdits.mantraText(text)
             try MaintenanceEdits.checkMantra(text, count: 0)
             report(try options.maintainer().change(.addMantra(text: text)))
         }
@@ -89,14 +90,14 @@ struct RemindersCommand: ParsableCommand {
             let c = try options.configuration(lenient: options.state != nil)
             let m = try options.maintainer()
             let schedule = try StateFiles(m).reminder()
-            print("reminder: \(RemindersFile.line(schedule)) — \(Self.words(schedule))")
+            say("reminder: \(RemindersFile.line(schedule)) — \(Self.words(schedule))")
             guard schedule != .never else { return }
             if try m.runningDeviceSocket() != nil, let s = try? m.ask(.status).status {
-                print(s.nextReminder.map { "next: \(localTimeText($0, zone: c.settings.timeZone)) (\(c.settings.timeZone.identifier))" }
-                      ?? "next: when the device's clock is synchronised")
+                say(s.nextReminder.map { "next: \(localTimeText($0, zone: c.settings.timeZone)) (\(c.settings.timeZone.identifier))" }
+                    ?? "next: when the device's clock is synchronised")
             } else if let next = schedule.nextDue(after: WallTime(secondsSinceEpoch: Int64(Date().timeIntervalSince1970)),
                                                    in: c.settings.timeZone) {
-                print("next: \(localTimeText(next.secondsSinceEpoch, zone: c.settings.timeZone)) (\(c.settings.timeZone.identifier); the device is not running)")
+                say("next: \(localTimeText(next.secondsSinceEpoch, zone: c.settings.timeZone)) (\(c.settings.timeZone.identifier); the device is not running)")
             }
         }
 
@@ -175,13 +176,13 @@ struct StatsCommand: ParsableCommand {
             totals = try StateFiles(m).totals()
         }
         let history = (try? StateFiles(m).history()) ?? []
-        print("Sessions: \(totals.count)\(live)")
-        print("Total:    \(clockText(totals.totalSeconds))")
-        print("Shortest: \(clockText(totals.shortestSeconds))")
-        print("Longest:  \(clockText(totals.longestSeconds))")
-        print("Average:  \(clockText(totals.averageSeconds))")
+        say("Sessions: \(totals.count)\(live)")
+        say("Total:    \(clockText(totals.totalSeconds))")
+        say("Shortest: \(clockText(totals.shortestSeconds))")
+        say("Longest:  \(clockText(totals.longestSeconds))")
+        say("Average:  \(clockText(totals.averageSeconds))")
         if let last = history.last {
-            print("Last:     \(clockText(last.seconds)) on \(localTimeText(last.started.secondsSinceEpoch)) (\(history.count) recent sessions kept)")
+            say("Last:     \(clockText(last.seconds)) on \(localTimeText(last.started.secondsSinceEpoch)) (\(history.count) recent sessions kept)")
         }
     }
 }

@@ -23,10 +23,10 @@ struct ModemCommand: ParsableCommand {
             let width = max(10, (steps.map(\.command.count).max() ?? 0) + 2)
             for s in steps {
                 let pad = String(repeating: " ", count: max(1, width - s.command.count))
-                print("\(s.ok ? "ok  " : "FAIL") \(s.command)\(pad)\(s.outcome)" + (s.lines.isEmpty ? "" : "   " + s.lines.joined(separator: " | ")))
+                say("\(s.ok ? "ok  " : "FAIL") \(s.command)\(pad)\(s.outcome)" + (s.lines.isEmpty ? "" : "   " + s.lines.joined(separator: " | ")))
             }
             if let m = r.status?.modem {
-                print("modem: \(m.link); SIM \(m.sim); \(m.registration); signal \(m.signal)" + (m.operatorName.map { "; operator \($0)" } ?? ""))
+                say("modem: \(m.link); SIM \(m.sim); \(m.registration); signal \(m.signal)" + (m.operatorName.map { "; operator \($0)" } ?? ""))
             }
             if let f = r.failure { throw f }
         }
@@ -50,8 +50,8 @@ struct ModemCommand: ParsableCommand {
             do { _ = try TechnicianCommand(command) } catch { throw ControlFailure.input(error.reason) }
             let r = try options.maintainer().ask(.modemCommand(command), timeout: .seconds(30), acceptingFailure: true)
             for s in r.steps ?? [] {
-                for line in s.lines { print(line) }
-                print(s.outcome)
+                for line in s.lines { say(line) }
+                say(s.outcome)
             }
             if let f = r.failure { throw f }
         }
@@ -72,27 +72,26 @@ struct ConfigCommand: ParsableCommand {
 
         func run() throws {
             let config = options.config ?? DeviceConfiguration.defaultPath
-            guard FileManager.default.fileExists(atPath: config) else {
+            let loaded: DeviceConfiguration?
+            do { loaded = try ConfigurationFile.load(config) } catch {
+                for line in error.lines { writeError("unwind: " + line) }
+                throw ExitCode(error.exitCode)
+            }
+            guard let c = loaded else {
                 if config == DeviceConfiguration.defaultPath {
-                    print("no configuration file at \(config): every default of the reference build applies")
+                    say("no configuration file at \(config): every default of the reference build applies")
                     return
                 }
                 throw ControlFailure.failed("cannot read \(config): no such file")
             }
-            let text = String(decoding: try readFile(config, limit: 1 << 20), as: UTF8.self)
-            let c: DeviceConfiguration
-            do { c = try DeviceConfiguration.parse(text, path: config) } catch {
-                for p in error.problems { writeError("unwind: \(config): \(p)") }
-                throw ExitCode(2)
-            }
-            print("\(config) is valid")
-            print("  state directory: \(c.stateDirectory)")
-            print("  display:         /dev/i2c-\(c.display.bus) at 0x\(String(c.display.address, radix: 16)), \(c.display.panel.width)x\(c.display.panel.height)")
-            print("  motor:           \(c.gpio.motor)")
-            print("  modem:           \(c.modem.serial.path) at \(c.modem.serial.baud) baud")
+            say("\(config) is valid")
+            say("  state directory: \(c.stateDirectory)")
+            say("  display:         /dev/i2c-\(c.display.bus) at 0x\(String(c.display.address, radix: 16)), \(c.display.panel.width)x\(c.display.panel.height)")
+            say("  motor:           \(c.gpio.motor)")
+            say("  modem:           \(c.modem.serial.path) at \(c.modem.serial.baud) baud")
             let p = c.settings.pattern
-            print("  breathing:       \(p.inhale), \(p.holdAfterInhale), \(p.exhale), \(p.holdAfterExhale)")
-            print("  time zone:       \(c.settings.timeZone.identifier)")
+            say("  breathing:       \(p.inhale), \(p.holdAfterInhale), \(p.exhale), \(p.holdAfterExhale)")
+            say("  time zone:       \(c.settings.timeZone.identifier)")
         }
     }
 }

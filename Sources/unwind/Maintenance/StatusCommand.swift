@@ -33,50 +33,54 @@ struct StatusCommand: ParsableCommand {
         if json {
             let e = JSONEncoder()
             e.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try e.encode(s), as: UTF8.self))
+            // JSONEncoder escapes C0 inside strings and writes raw line feeds only between
+            // members: escaping line by line turns what is left (DEL, C1, bidi controls) into
+            // JSON's own \u escapes, so the output still decodes to the device's text.
+            let json = String(decoding: try e.encode(s), as: UTF8.self)
+            for line in json.split(separator: "\n", omittingEmptySubsequences: false) { say(String(line)) }
             return
         }
         let up = s.now - s.startedAt
-        print("Device:    running (pid \(s.pid), up \(up >= 3600 ? "\(up / 3600) h \(up / 60 % 60) min" : "\(up / 60) min \(up % 60) s")), state in \(s.stateDirectory)")
-        print("Screen:    \(s.page) page\(s.overlay == "none" ? "" : ", showing \(s.overlay)"); display \(s.display)"
-              + (s.displayHealth.map { ", panel \($0)" } ?? ""))
-        print("Session:   \(s.session)")
-        print("Breathing: \(s.sessions) session\(s.sessions == 1 ? "" : "s"), total \(clockText(s.totalSeconds)) (shortest \(clockText(s.shortestSeconds)), longest \(clockText(s.longestSeconds)))")
-        print("Mantras:   \(s.mantraCount)" + (s.currentMantra > 0 ? " (showing number \(s.currentMantra))" : ""))
-        print("Reminder:  \(s.reminder)" + (s.reminder == "never" ? ""
-              : s.nextReminder.map { "; next \(localTimeText($0))" } ?? "; waiting for the clock to be synchronised"))
-        print("Alerts:    " + s.alertSlots.enumerated().map { "\($0.offset + 1) \($0.element)" }.joined(separator: " · "))
+        say("Device:    running (pid \(s.pid), up \(up >= 3600 ? "\(up / 3600) h \(up / 60 % 60) min" : "\(up / 60) min \(up % 60) s")), state in \(s.stateDirectory)")
+        say("Screen:    \(s.page) page\(s.overlay == "none" ? "" : ", showing \(s.overlay)"); display \(s.display)"
+            + (s.displayHealth.map { ", panel \($0)" } ?? ""))
+        say("Session:   \(s.session)")
+        say("Breathing: \(s.sessions) session\(s.sessions == 1 ? "" : "s"), total \(clockText(s.totalSeconds)) (shortest \(clockText(s.shortestSeconds)), longest \(clockText(s.longestSeconds)))")
+        say("Mantras:   \(s.mantraCount)" + (s.currentMantra > 0 ? " (showing number \(s.currentMantra))" : ""))
+        say("Reminder:  \(s.reminder)" + (s.reminder == "never" ? ""
+            : s.nextReminder.map { "; next \(localTimeText($0))" } ?? "; waiting for the clock to be synchronised"))
+        say("Alerts:    " + s.alertSlots.enumerated().map { "\($0.offset + 1) \($0.element)" }.joined(separator: " · "))
         if let modem = s.modem {
-            print("Modem:     \(modem.link) on \(modem.port); SIM \(modem.sim); \(modem.registration); signal \(modem.signal)"
-                  + (modem.operatorName.map { "; operator \($0)" } ?? ""))
-            if let p = modem.lastProblem { print("           last problem: \(p)") }
-            if let c = modem.serviceCentre { print("           message centre: \(c)") }
-            if modem.call != "none" { print("           call: \(modem.call)") }
+            say("Modem:     \(modem.link) on \(modem.port); SIM \(modem.sim); \(modem.registration); signal \(modem.signal)"
+                + (modem.operatorName.map { "; operator \($0)" } ?? ""))
+            if let p = modem.lastProblem { say("           last problem: \(p)") }
+            if let c = modem.serviceCentre { say("           message centre: \(c)") }
+            if modem.call != "none" { say("           call: \(modem.call)") }
         } else {
-            print("Modem:     none (a simulation with scripted alerts)")
+            say("Modem:     none (a simulation with scripted alerts)")
         }
-        print("Outbox:    \(s.outboxPending) pending, \(s.outboxFailed) failed")
+        say("Outbox:    \(s.outboxPending) pending, \(s.outboxFailed) failed")
         for msg in s.messages where msg.state != "sent" {
-            print("           \(msg.id) to \(msg.contact): \(msg.state), \(msg.attempts) attempt(s)")
+            say("           \(msg.id) to \(msg.contact): \(msg.state), \(msg.attempts) attempt(s)")
         }
-        print("Loop:      \(s.framesRendered) frames, \(s.framesMissed) missed, \(s.loopErrors) errors")
+        say("Loop:      \(s.framesRendered) frames, \(s.framesMissed) missed, \(s.loopErrors) errors")
         if s.recentErrors.isEmpty {
-            print("Recent errors: none")
+            say("Recent errors: none")
         } else {
-            print("Recent errors:")
-            for e in s.recentErrors { print("  \(e)") }
+            say("Recent errors:")
+            for e in s.recentErrors { say("  \(e)") }
         }
     }
 
     private func printFromFiles(_ m: Maintainer) throws {
         let f = try StateFiles(m)
-        print("Device:    NOT RUNNING; the state files in \(m.stateDirectory) say:")
+        say("Device:    NOT RUNNING; the state files in \(m.stateDirectory) say:")
         do {
             let t = try f.totals()
-            print("Breathing: \(t.count) session\(t.count == 1 ? "" : "s"), total \(clockText(t.totalSeconds)) (shortest \(clockText(t.shortestSeconds)), longest \(clockText(t.longestSeconds)))")
-        } catch { print("Breathing: \(error)") }
-        do { print("Mantras:   \(try f.mantras().count)") } catch { print("Mantras:   \(error)") }
-        do { print("Reminder:  \(RemindersFile.line(try f.reminder()))") } catch { print("Reminder:  \(error)") }
+            say("Breathing: \(t.count) session\(t.count == 1 ? "" : "s"), total \(clockText(t.totalSeconds)) (shortest \(clockText(t.shortestSeconds)), longest \(clockText(t.longestSeconds)))")
+        } catch { say("Breathing: \(error)") }
+        do { say("Mantras:   \(try f.mantras().count)") } catch { say("Mantras:   \(error)") }
+        do { say("Reminder:  \(RemindersFile.line(try f.reminder()))") } catch { say("Reminder:  \(error)") }
         var slots: [String] = []
         for n in 1...AlertSlotFile.slotCount {
             switch try f.slot(n) {
@@ -85,10 +89,10 @@ struct StatusCommand: ParsableCommand {
             case .needsAttention(let p): slots.append("\(n) needs attention: \(p)")
             }
         }
-        print("Alerts:    " + slots.joined(separator: " · "))
+        say("Alerts:    " + slots.joined(separator: " · "))
         let outbox = m.stateDirectory + "/outbox"
         let waiting = ((try? FileManager.default.contentsOfDirectory(atPath: outbox)) ?? []).filter { $0.hasSuffix(".msg") }.count
-        print("Outbox:    \(waiting) message(s) waiting to be sent when the device starts")
+        say("Outbox:    \(waiting) message(s) waiting to be sent when the device starts")
     }
 }
 
@@ -129,10 +133,10 @@ struct ScreenCommand: ParsableCommand {
             let fb = try framebuffer(s)
             if let png {
                 try writeFile(png, PNGImage.encode(fb), replace: force)
-                print("screen saved to \(png) (\(s.page) page\(s.asleep ? ", display asleep: dark" : ""))")
+                say("screen saved to \(png) (\(s.page) page\(s.asleep ? ", display asleep: dark" : ""))")
             } else {
                 print(TextArt.halfBlocks(fb), terminator: "")
-                print(caption(s))
+                say(caption(s))
             }
             return
         }
@@ -150,7 +154,7 @@ struct ScreenCommand: ParsableCommand {
             if s.bytes != last {
                 last = s.bytes
                 let fb = try framebuffer(s)
-                print((tty ? "\u{1B}[H" : "") + TextArt.halfBlocks(fb) + caption(s) + (tty ? "\u{1B}[K" : ""))
+                print((tty ? "\u{1B}[H" : "") + TextArt.halfBlocks(fb) + TextSafety.escaped(caption(s)) + (tty ? "\u{1B}[K" : ""))
                 fflush(nil)
             }
             usleep(200_000)
