@@ -7,11 +7,17 @@ public struct ATRequest: Equatable, Sendable {
     public var timeout: Duration
     /// For a submit: how long to wait for the `> ` prompt.
     public var promptTimeout: Duration
+    /// For a submit: the message reference the modem gave the previous submit. A `+CMGS` with
+    /// it (and the OK after it) is that submit's answer repeated, not this one's: the modem
+    /// numbers every submit anew (3GPP TS 23.040 9.2.3.6, TP-MR), so crediting it would count a
+    /// part as sent that may have been refused.
+    public var staleReference: Int?
 
-    public init(_ command: ATCommand, timeout: Duration, promptTimeout: Duration = .seconds(5)) {
+    public init(_ command: ATCommand, timeout: Duration, promptTimeout: Duration = .seconds(5), staleReference: Int? = nil) {
         self.command = command
         self.timeout = timeout
         self.promptTimeout = promptTimeout
+        self.staleReference = staleReference
     }
 }
 
@@ -46,8 +52,11 @@ public enum ATEvent: Equatable, Sendable {
 ///   hex digits and Ctrl-Z written — exactly once. If no prompt comes in time, ESC is written
 ///   (closing a prompt that may arrive late) and the line is drained; nothing else is written.
 /// - A prompt seen at any other time is closed with ESC, never typed into.
-/// - `+CMGS: <mr>` is the only thing that makes a submit `.submitted`; a submit whose PDU was
-///   written and that got no `+CMGS` in time ends `.timedOut(afterPrompt: true)`: in doubt.
+/// - `+CMGS: <mr>` is the only thing that makes a submit `.submitted`, and only after its PDU
+///   was written: a `+CMGS` or an OK before the prompt, or a `+CMGS` repeating the previous
+///   submit's reference (and its OK), answers some other PDU and is dropped. A submit whose PDU
+///   was written and that got no `+CMGS` of its own in time ends `.timedOut(afterPrompt: true)`
+///   (or `.ok` when a bare OK ended it): in doubt, never sent.
 public struct ATEngine: Sendable {
     public struct Settings: Equatable, Sendable {
         /// How long after an ESC everything but unsolicited codes is discarded.
@@ -83,6 +92,10 @@ public struct ATEngine: Sendable {
     private var output: [UInt8] = []
     private var echo: String = ""
     private var pduEcho: String = ""
+    /// A repeated `+CMGS` was dropped: the OK that follows it belongs to it too.
+    private var droppingStaleResult = false
+    /// Answers dropped because they belonged to another command (for the log and the tests).
+    public private(set) var staleAnswersDropped = 0
 
     public init(settings: Settings = Settings()) {
         self.settings = settings
@@ -250,13 +263,30 @@ public struct ATEngine: Sendable {
             if text == echo || text.uppercased() == echo.uppercased() || (!pduEcho.isEmpty && text.uppercased() == pduEcho) {
                 return
             }
+            if current.isSubmit, case .prompt = phase, text == "OK" || text.hasPrefix("+CMGS:") {
+                staleAnswersDropped += 1  // nothing of this submit has reached the modem yet
+                info.append("(dropped, before the prompt) " + text)
+                return
+            }
             if let prefix = current.responsePrefix, text.hasPrefix(prefix) {
-                if case .result(let r, let t, _) = phase, current.isSubmit {
+                if case .result(let r, let t, nil) = phase, current.isSubmit {
                     let mr = Int(text.dropFirst(prefix.count).split(separator: ",").first.map { String($0).trimmingSpaces } ?? "")
+                    if let mr, mr == r.staleReference {
+                        staleAnswersDropped += 1
+                        droppingStaleResult = true
+                        info.append("(dropped, the previous submit's reference) " + text)
+                        return
+                    }
                     phase = .result(r, deadline: min(t, now + settings.resultGrace), reference: mr ?? 0)
                 } else {
                     info.append(text)
                 }
+                return
+            }
+            if droppingStaleResult, text == "OK", case .result(_, _, nil) = phase {
+                droppingStaleResult = false
+                staleAnswersDropped += 1
+                info.append("(dropped, the OK of a repeated +CMGS) OK")
                 return
             }
             if let outcome = finalResult(text, for: current) {
@@ -290,6 +320,7 @@ public struct ATEngine: Sendable {
 
     private mutating func finish(_ command: ATCommand, _ outcome: ATOutcome, into events: inout [ATEvent]) {
         phase = .idle
+        droppingStaleResult = false
         echo = ""
         pduEcho = ""
         events.append(.completed(command, ATResponse(outcome, lines: info)))

@@ -64,6 +64,13 @@ public final class GSMModem {
     var waitUntil: Instant?
     var lastBoot: Instant?
     var modemErrorStreak = 0
+    /// The reference of the last `+CMGS` credited: a repeat of it answers no later PDU.
+    var lastSubmitReference: Int?
+    /// Set by a submit that ended in doubt: its answer may still come, so the resynchronisation
+    /// takes only a clean `OK` to `AT` (nothing else in its window) as the line being quiet.
+    var resyncAfterSubmit = false
+    /// AT answers during such a resynchronisation that came with someone else's lines.
+    var contaminatedSyncs = 0
     var resetRequested = false
     var serviceCentreRequested = false
     var unsupported: Set<RegistrationDomain> = []
@@ -451,8 +458,19 @@ public final class GSMModem {
     }
 
     private func syncCompleted(_ r: ATResponse) {
+        // An answer to AT that came with other lines (a late +CMGS, its OK) may be someone
+        // else's: drain and ask again, a few times, before the next command can be confused.
+        let answered: Bool = { switch r.outcome { case .ok, .error, .cmeError, .cmsError: true; default: false } }()
+        if resyncAfterSubmit, answered, r.outcome != .ok || !r.lines.isEmpty, contaminatedSyncs < 3 {
+            contaminatedSyncs += 1
+            logger.notice("resynchronising: AT answered \(r.outcome) with \(r.lines.count) stray line(s); draining and asking again")
+            engine.escape(at: now, into: &atEvents)
+            return
+        }
         switch r.outcome {
         case .ok, .error, .cmeError, .cmsError:
+            contaminatedSyncs = 0
+            resyncAfterSubmit = false
             syncAttempts = 0
             if initSteps.isEmpty { becomeReady() } else { stage = .initializing }
         case .abandoned:
@@ -722,8 +740,9 @@ public final class GSMModem {
                 let id = tracked[k].entry.id
                 if tracked[k].inAttempt {
                     let part = tracked[k].entry.partsSent
-                    start(.submit(tracked[k].pdus[part]), timeout: t.submit, promptTimeout: t.prompt,
-                          job: .submit(id, part: part + 1))
+                    let timeout = tracked[k].entry.attempts <= 1 ? min(t.firstSubmit, t.submit) : t.submit
+                    start(.submit(tracked[k].pdus[part]), timeout: timeout, promptTimeout: t.prompt,
+                          staleReference: lastSubmitReference, job: .submit(id, part: part + 1))
                 } else {
                     tracked[k].entry.attempts += 1
                     setState(k, .sending)
@@ -746,19 +765,26 @@ public final class GSMModem {
         }
     }
 
-    private func start(_ command: ATCommand, timeout: Duration, promptTimeout: Duration = .seconds(5), job: Job) {
+    private func start(_ command: ATCommand, timeout: Duration, promptTimeout: Duration = .seconds(5),
+                       staleReference: Int? = nil, job: Job) {
         self.job = job
-        engine.start(ATRequest(command, timeout: timeout, promptTimeout: promptTimeout), at: now)
+        engine.start(ATRequest(command, timeout: timeout, promptTimeout: promptTimeout, staleReference: staleReference), at: now)
     }
 
-    /// The message to work on: one whose parts are under way first, then the oldest due one.
+    /// The message to work on: one whose parts are under way first; then, of the due ones, the
+    /// one tried least often, oldest first — so every contact's first attempt goes out before
+    /// anyone's second, and one contact's trouble never holds the others back.
     private func nextMessage() -> Int? {
         if let k = tracked.firstIndex(where: { $0.inAttempt && $0.nextAttempt <= now && !$0.cancelRequested }) { return k }
         guard canSend else { return nil }
-        return tracked.firstIndex { t in
-            if case .failed = t.state { return false }
-            return t.nextAttempt <= now && !t.cancelRequested
+        var best: Int?
+        for (k, t) in tracked.enumerated() {
+            if case .failed = t.state { continue }
+            guard t.nextAttempt <= now, !t.cancelRequested else { continue }
+            if let b = best, tracked[b].entry.attempts <= t.entry.attempts { continue }
+            best = k
         }
+        return best
     }
 
     // MARK: - Sending
@@ -791,9 +817,11 @@ public final class GSMModem {
             return
         case .promptTimedOut, .timedOut(afterPrompt: false):
             failed(k, .noPrompt, immediate: true)
+            resyncAfterSubmit = true
             recover()
         case .timedOut(afterPrompt: true), .ok:
             failed(k, .noConfirmation, immediate: true)
+            resyncAfterSubmit = true
             recover()
         case .cmsError(let code):
             cmsError(k, code)
@@ -810,6 +838,7 @@ public final class GSMModem {
     }
 
     private func partSent(_ k: Int, part: Int, reference: Int) {
+        lastSubmitReference = reference
         modemErrorStreak = 0
         tracked[k].streak = 0
         tracked[k].entry.partsSent = max(tracked[k].entry.partsSent, part)

@@ -8,8 +8,13 @@ public struct ModemTimeouts: Equatable, Sendable {
     public var syncAttempt: Duration = .milliseconds(500)
     /// The `> ` prompt after AT+CMGS.
     public var prompt: Duration = .seconds(5)
-    /// `+CMGS: <mr>` after the PDU: the network may take this long.
+    /// `+CMGS: <mr>` after the PDU, from the second attempt of a message on: the modems'
+    /// documented maximum (SIM800: 60 s; a network under load can take that long).
     public var submit: Duration = .seconds(60)
+    /// The same for a message's first attempt. A confirmation usually takes seconds; one slow or
+    /// lost confirmation must not hold every other contact's first alert for a minute, so after
+    /// this the message is "in doubt", the others go first, and it is sent again (at least once).
+    public var firstSubmit: Duration = .seconds(20)
     /// ATD's answer.
     public var dial: Duration = .seconds(30)
     /// How long a dial request waits for a modem that is not ready before it fails visibly.

@@ -37,14 +37,23 @@ public struct SubmitPlan: Equatable, Sendable {
     public var afterPrompt: [String]
     /// Lines sent after the PDU, before the result.
     public var beforeResult: [String]
+    /// The result lines sent again this long after the result: a modem that repeats its result
+    /// code, so the repeat reaches the device while its next command is in flight.
+    public var repeatResultAfter: Duration?
+    /// The result as it goes over the line, when noise corrupts it (e.g. "+CMG$: 7"); the
+    /// network's acceptance is unchanged.
+    public var corruptedResult: [String]?
 
     public init(prompt: Prompt = .immediate, result: Result = .accepted, resultDelay: Duration = .zero,
-                afterPrompt: [String] = [], beforeResult: [String] = []) {
+                afterPrompt: [String] = [], beforeResult: [String] = [], repeatResultAfter: Duration? = nil,
+                corruptedResult: [String]? = nil) {
         self.prompt = prompt
         self.result = result
         self.resultDelay = resultDelay
         self.afterPrompt = afterPrompt
         self.beforeResult = beforeResult
+        self.repeatResultAfter = repeatResultAfter
+        self.corruptedResult = corruptedResult
     }
 }
 
@@ -551,9 +560,12 @@ struct SimulatorCore: Sendable {
         case .accepted, .acceptedWithoutOK:
             parts.append(SimulatedPart(submit: decoded, occurrence: k, answered: true))
             messageReference = (messageReference + 1) % 256
-            send(["+CMGS: \(messageReference)"] + (plan.result == .accepted ? ["OK"] : []), at: at)
+            let lines = ["+CMGS: \(messageReference)"] + (plan.result == .accepted ? ["OK"] : [])
+            send(plan.corruptedResult ?? lines, at: at)
+            if let again = plan.repeatResultAfter { send(lines, at: at + again) }
         case .cmsError(let n):
             send(["+CMS ERROR: \(n)"], at: at)
+            if let again = plan.repeatResultAfter { send(["+CMS ERROR: \(n)"], at: at + again) }
         case .silence:
             parts.append(SimulatedPart(submit: decoded, occurrence: k, answered: false))
         case .restart:

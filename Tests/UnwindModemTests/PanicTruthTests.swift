@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+import UnwindCore
+import UnwindHardware
+import UnwindModem
+import UnwindSim
+
+/// The panic path tells the exact truth (issue 14): a confirmation counts only for the PDU it
+/// answers, and one contact's slow or garbled confirmation never holds back the others.
+@Suite("Panic path: the exact truth", .serialized)
+struct PanicTruthTests {
+    /// A two-part message whose first `+CMGS` the modem repeats while the second part is in
+    /// flight, and whose second part is refused: the repeat must not confirm part 2, the refusal
+    /// belongs to this message (not the next one), and the message goes out whole in the end.
+    @Test func aRepeatedConfirmationNeverCountsForTheNextPart() throws {
+        var script = ModemScript()
+        script.submits[1] = SubmitPlan(repeatResultAfter: .milliseconds(15))
+        script.submits[2] = SubmitPlan(result: .cmsError(38), resultDelay: .milliseconds(60))
+        let rig = try ModemRig(script: script)
+        #expect(rig.ready())
+        // UCS-2 (the emoji): two parts of at most 67 characters.
+        let long = alert("Mum", "+15550100001", "Please call me now 🙏 I need help, I am at home and I cannot breathe well. Come if you can.")
+        let short = alert("Dad", "+15550100002", "Please call me.")
+        let a = rig.modem.send(long, slot: 1, at: rig.now)
+        let b = rig.modem.send(short, slot: 2, at: rig.now)
+        // Until the refusal of part 2 is read, part 2 is never counted.
+        #expect(rig.run(until: { rig.sim.submitCount >= 2 && rig.modem.message(a)?.lastProblem != nil }, within: .seconds(3)))
+        let afterRefusal = try #require(rig.modem.message(a))
+        #expect(afterRefusal.partsSent == 1, "part 2 was credited with part 1's repeated +CMGS: \(afterRefusal)")
+        #expect(afterRefusal.lastProblem == .network(code: 38), "\(afterRefusal)")
+        #expect(rig.settle(within: .seconds(10)))
+        // Both went out whole; the refusal was never pinned on Dad's message.
+        #expect(rig.sim.delivered.contains(SimulatedSMS(number: "+15550100001", text: long.message, parts: 2)))
+        #expect(rig.sim.delivered.filter { $0.number == "+15550100002" }.count == 1)
+        let dad = try #require(rig.modem.message(b))
+        #expect(dad.lastProblem == nil && dad.attempts == 1, "\(dad)")
+        if case .sent = dad.state {} else { Issue.record("Dad's message: \(dad.state)") }
+        expectClean(rig.sim)
+    }
+
+    /// A `+CMGS` whose answer arrives late (after the device gave up waiting) is never credited
+    /// to the next contact's PDU: that PDU's own refusal is what counts for it.
+    @Test func aLateConfirmationIsNeverCreditedToAnotherContact() throws {
+        var script = ModemScript()
+        // Mum's confirmation comes after the device's wait (submit timeout 400 ms in the rig).
+        script.submits[1] = SubmitPlan(resultDelay: .milliseconds(700))
+        // Dad's first attempt is refused.
+        script.submits[2] = SubmitPlan(result: .cmsError(38), resultDelay: .milliseconds(50))
+        let rig = try ModemRig(script: script)
+        #expect(rig.ready())
+        let a = rig.modem.send(alert("Mum", "+15550100001", "Please call me."), slot: 1, at: rig.now)
+        let b = rig.modem.send(alert("Dad", "+15550100002", "Please call me too."), slot: 2, at: rig.now)
+        #expect(rig.settle(within: .seconds(10)))
+        let dad = try #require(rig.modem.message(b))
+        // Dad's first attempt was refused, whatever late line came before it.
+        #expect(dad.attempts >= 2, "Dad's refused attempt was counted as sent: \(dad)")
+        let mum = try #require(rig.modem.message(a))
+        #expect(mum.attempts >= 2, "Mum's message was in doubt and must have been sent again: \(mum)")
+        // At least once each, never "sent" without a +CMGS of its own.
+        #expect(rig.sim.delivered.filter { $0.number == "+15550100002" }.count >= 1)
+        #expect(rig.sim.possiblyDelivered.filter { $0.number == "+15550100001" }.count >= 1)
+        expectClean(rig.sim)
+    }
+
+    /// Five contacts; the first one's confirmation is garbled by noise and then never comes. Every
+    /// other contact's first attempt goes out before the first contact's second, and none of them
+    /// waits for the longer, later-attempt timeout.
+    @Test func oneSlowContactNeverHoldsBackTheOthers() throws {
+        var script = ModemScript()
+        script.submits[1] = SubmitPlan(result: .silence, corruptedResult: [])
+        let rig = try ModemRig(script: script) { c in
+            c.timeouts.firstSubmit = .milliseconds(200)
+            c.timeouts.submit = .seconds(2)
+        }
+        #expect(rig.ready())
+        let alerts = (1...5).map { k in (slot: k, alert: alert("Contact \(k)", "+1555010000\(k)", "Please call me, \(k).")) }
+        let start = ContinuousClock.now
+        let ids = rig.modem.sendAll(alerts, at: rig.now)
+        // Contacts 2-5 confirmed before contact 1 is tried a second time.
+        #expect(rig.run(until: { (2...5).allSatisfy { k in rig.sim.delivered.contains { $0.number == "+1555010000\(k)" } } }, within: .seconds(5)))
+        let firstFour = ContinuousClock.now - start
+        let submitsSoFar = rig.sim.parts.map(\.submit.number)
+        #expect(submitsSoFar.prefix(5).map { String($0.suffix(1)) } == ["1", "2", "3", "4", "5"], "order: \(submitsSoFar)")
+        #expect(firstFour < .seconds(2), "the others waited \(firstFour) behind contact 1")
+        #expect(rig.settle(within: .seconds(10)))
+        #expect(rig.sim.delivered.contains { $0.number == "+15550100001" })
+        for id in ids { if case .sent = rig.modem.message(id)?.state {} else { Issue.record("\(id): \(String(describing: rig.modem.message(id)))") } }
+        expectClean(rig.sim)
+    }
+}
