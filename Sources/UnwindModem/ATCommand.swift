@@ -27,6 +27,11 @@ public enum ATCommand: Equatable, Sendable {
     case operatorName
     /// `AT+CMGF=0`: PDU mode (the only mode the device uses).
     case pduMode
+    /// `AT+COPS=0`: automatic operator selection (after someone deregistered the modem or
+    /// pinned an operator by hand).
+    case automaticOperator
+    /// `AT+CSCA?`: the SMS service centre the SIM holds.
+    case serviceCentreQuery
     /// `AT+CSCA="<number>",<145|129>`: the SMS service centre.
     case setServiceCentre(PhoneNumber)
     /// `AT+CMGS=<length>`, then after the `> ` prompt the PDU in hex and Ctrl-Z.
@@ -54,6 +59,8 @@ public enum ATCommand: Equatable, Sendable {
         case .signalQuality: "AT+CSQ"
         case .operatorName: "AT+COPS?"
         case .pduMode: "AT+CMGF=0"
+        case .automaticOperator: "AT+COPS=0"
+        case .serviceCentreQuery: "AT+CSCA?"
         case .setServiceCentre(let n): "AT+CSCA=\"\(n.text)\",\(n.isInternational ? 145 : 129)"
         case .submit(let pdu): "AT+CMGS=\(pdu.tpduLength)"
         case .dial(let n): "ATD\(n.text);"
@@ -73,7 +80,7 @@ public enum ATCommand: Equatable, Sendable {
         case .signalQuality: "+CSQ:"
         case .operatorName: "+COPS:"
         case .submit: "+CMGS:"
-        case .setServiceCentre: "+CSCA:"
+        case .setServiceCentre, .serviceCentreQuery: "+CSCA:"
         case .technician(let c): c.responsePrefix
         default: nil
         }
@@ -334,6 +341,13 @@ public struct TechnicianCommand: Hashable, Sendable, CustomStringConvertible {
 
     public static let maximumLength = 64
 
+    /// Execution commands that only report (27.007 / 27.005 and common vendors'): identity,
+    /// signal, activity, the last error.
+    static let executionQueries: Set<String> = [
+        "+CSQ", "+CGSN", "+GSN", "+CGMI", "+GMI", "+CGMM", "+GMM", "+CGMR", "+GMR", "+CIMI", "+CCID", "+ICCID",
+        "+QCCID", "+CNUM", "+CLCC", "+CPAS", "+CEER", "+CBC", "+QNWINFO", "+QCSQ", "+CPSI", "^SYSINFO", "+CSUB",
+    ]
+
     public init(_ text: String) throws(Refusal) {
         func refuse(_ why: String) -> Refusal { Refusal(reason: "\(String(reflecting: text)): \(why)") }
         let scalars = Array(text.unicodeScalars)
@@ -361,16 +375,27 @@ public struct TechnicianCommand: Hashable, Sendable, CustomStringConvertible {
         let body = upper.dropFirst(2)
         if let first = body.first, !"+^$%".contains(first) {
             let reporting = body == "I" || body == "&V"
-                || (body.count == 2 && (body.first == "I") && body.last!.isNumber)
-                || (body.count == 3 && body.hasPrefix("&V") && body.last!.isNumber)
+                || (body.count == 2 && (body.first == "I") && (body.last?.isNumber ?? false))
+                || (body.count == 3 && body.hasPrefix("&V") && (body.last?.isNumber ?? false))
             if !reporting {
                 throw refuse("of the basic commands only AT, ATI and AT&V are allowed (the others change how the modem answers the daemon, or place calls)")
             }
         }
-        if upper.contains("+CFUN=") { throw refuse("+CFUN= switches the radio off or restarts the modem; the daemon keeps it on for the panic path (AT+CFUN? only reads it)") }
-        if upper.contains("POWD") { throw refuse("this powers the modem down; the daemon keeps it on for the panic path") }
-        for c in ["+IPR=", "+ICF=", "+IFC=", "+CMEE="] where upper.contains(c) {
-            throw refuse("\(c) changes what the daemon's conversation with the modem relies on; refused (read it with \(c.dropLast())?)")
+        // An allowlist: what is not known to only read is refused, because a command that
+        // changes the modem (AT+COPS=2 deregisters it, AT+CPIN= spends PIN attempts, AT+CSCLK
+        // puts it to sleep, AT+CMGF=1 leaves PDU mode …) can stop the panic path.
+        if body.first.map({ "+^$%".contains($0) }) ?? false {
+            let name = String(body.prefix { $0 != "=" && $0 != "?" })
+            let rest = body.dropFirst(name.count)
+            if name == "+COPS" && rest == "=?" {
+                throw refuse("AT+COPS=? scans for networks, which keeps the modem busy for minutes while no alert can go out; refused (AT+COPS? reads the operator)")
+            }
+            let readsSetting = rest == "?"           // 27.007 4.2: the read form
+            let listsValues = rest == "=?"           // the test form: supported values
+            let query = rest.isEmpty && Self.executionQueries.contains(name)
+            if !(readsSetting || listsValues || query) {
+                throw refuse("only read-only queries are allowed — AT+X? reads a setting, AT+X=? lists its values, and \(Self.executionQueries.sorted().map { "AT" + $0 }.joined(separator: ", ")); anything that changes the modem could stop alerts from going out")
+            }
         }
         self.text = text
     }

@@ -47,7 +47,7 @@ public final class GSMModem {
     // Session
     enum Stage: Equatable { case closed, syncing, initializing, ready, resetting }
     enum Job: Equatable {
-        case sync, initStep, refresh, setServiceCentre, dial, hangUp, reset
+        case sync, initStep, refresh, setServiceCentre, dial, hangUp, reset, heal
         case technician(Int)
         case pduMode(MessageID)
         case submit(MessageID, part: Int)
@@ -73,6 +73,8 @@ public final class GSMModem {
     var contaminatedSyncs = 0
     var resetRequested = false
     var serviceCentreRequested = false
+    /// The modem reported a manual or deregistered operator selection: AT+COPS=0 before anything.
+    var automaticOperatorRequested = false
     var unsupported: Set<RegistrationDomain> = []
     var notRegisteredSince: Instant?
     var nextRefresh: Instant?
@@ -110,6 +112,13 @@ public final class GSMModem {
         .echoOff, .numericErrors, .pinStatus, .pduMode,
         .registration(.cs), .registration(.ps), .registration(.eps), .signalQuality, .operatorName,
     ]
+
+    /// Every (re)initialisation asserts what the panic path needs, so a modem someone changed by
+    /// hand heals itself: no echo, numeric errors, PDU mode, automatic operator selection (read
+    /// with AT+COPS?, restored with AT+COPS=0), and the configured service centre (AT+CSCA?).
+    var startupSteps: [ATCommand] {
+        Self.startup + (configuration.serviceCentre == nil ? [] : [.serviceCentreQuery])
+    }
 
     /// Takes over the messages already in `outbox` (a restart): they are sent first.
     public init(port: SerialTransport, outbox: Outbox, configuration: ModemConfiguration = ModemConfiguration(),
@@ -275,7 +284,7 @@ public final class GSMModem {
     /// (`unwind modem check`). They run like technician commands, between alerts; the answers
     /// also refresh `status` (SIM, registration, signal, operator).
     public func runStartupCheck() -> [(ticket: TechnicianTicket, command: String)] {
-        ([ATCommand.attention] + Self.startup).map { (enqueueTechnician($0), $0.line) }
+        ([ATCommand.attention] + startupSteps).map { (enqueueTechnician($0), $0.line) }
     }
 
     /// The answer to a ticket, once there is one (taken: asked again, nil).
@@ -394,6 +403,7 @@ public final class GSMModem {
         case .pduMode(let id): pduModeCompleted(id, response)
         case .submit(let id, let part): submitCompleted(id, part: part, response)
         case .setServiceCentre: serviceCentreCompleted(response)
+        case .heal: automaticOperatorCompleted(response)
         case .dial: dialCompleted(response)
         case .hangUp: hangUpCompleted(response)
         case .technician(let id): technicianCompleted(id, command, response)
@@ -442,7 +452,7 @@ public final class GSMModem {
         syncAttempts = 0
         waitUntil = nil
         if fullInit {
-            initSteps = Self.startup
+            initSteps = startupSteps
             pinEntered = false
         }
         status.link = .starting
@@ -516,6 +526,8 @@ public final class GSMModem {
             registrationChanged()
         case .signalQuality, .operatorName:
             readStatus(command, r)
+        case .serviceCentreQuery:
+            checkServiceCentre(r)
         default:
             break  // ATE0, AT+CMEE=1: optional
         }
@@ -644,6 +656,11 @@ public final class GSMModem {
             if let v = r.value("+COPS:") {
                 let f = splitFields(v)
                 status.operatorName = f.count >= 3 ? f[2].unquoted : nil
+                // 27.007 7.3: 0 automatic, 1 manual, 2 deregistered, 4 manual/automatic.
+                if let mode = f.first.flatMap({ Int($0) }), mode == 1 || mode == 2 || mode == 4, !automaticOperatorRequested {
+                    automaticOperatorRequested = true
+                    logger.warning("the modem's operator selection is \(mode == 2 ? "deregistered" : "manual") (AT+COPS mode \(mode), set by hand?); restoring automatic selection")
+                }
             }
         default:
             break
@@ -729,6 +746,11 @@ public final class GSMModem {
                 case .dial(let n, _): start(.dial(n), timeout: t.dial, job: .dial)
                 case .hangUp: start(.hangUp, timeout: t.command, job: .hangUp)
                 }
+                return
+            }
+            if automaticOperatorRequested {
+                automaticOperatorRequested = false
+                start(.automaticOperator, timeout: t.operatorSelection, job: .heal)
                 return
             }
             if serviceCentreRequested, let n = configuration.serviceCentre {
@@ -933,6 +955,27 @@ public final class GSMModem {
         tracked.remove(at: k)
         logger.notice("\(id) cancelled")
         events.append(.statusChanged)
+    }
+
+    private func automaticOperatorCompleted(_ r: ATResponse) {
+        if r.outcome.isOK {
+            logger.notice("automatic operator selection restored (AT+COPS=0)")
+        } else {
+            noteProblem("the modem refused automatic operator selection (AT+COPS=0: \(r.outcome))")
+            if case .timedOut = r.outcome { recover() }
+        }
+        nextRefresh = now  // registration, signal and operator read again at once
+        events.append(.statusChanged)
+    }
+
+    /// `+CSCA: "<number>",<type>` against the configured centre; a different one is replaced.
+    private func checkServiceCentre(_ r: ATResponse) {
+        guard let wanted = configuration.serviceCentre else { return }
+        let current = r.value("+CSCA:").flatMap { splitFields($0).first?.unquoted }
+        if current != wanted.text {
+            serviceCentreRequested = true
+            logger.warning("the SIM's service centre is \(current.map { "\"\($0)\"" } ?? "unknown"); setting \(wanted.text) from the configuration")
+        }
     }
 
     private func serviceCentreCompleted(_ r: ATResponse) {

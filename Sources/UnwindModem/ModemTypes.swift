@@ -17,6 +17,9 @@ public struct ModemTimeouts: Equatable, Sendable {
     public var firstSubmit: Duration = .seconds(20)
     /// ATD's answer.
     public var dial: Duration = .seconds(30)
+    /// `AT+COPS=0`: registering again may take this long (27.007 gives no bound; modems' manuals
+    /// say up to 120-180 s; most answer within seconds).
+    public var operatorSelection: Duration = .seconds(120)
     /// How long a dial request waits for a modem that is not ready before it fails visibly.
     public var dialPatience: Duration = .seconds(30)
     /// After an ESC: what still arrives is drained this long.

@@ -161,7 +161,8 @@ struct ModemScenarioTests {
         rig.modem.send(a, slot: 1, at: rig.now)
         #expect(rig.settle())
         let p = pdus(a, reference: 0)
-        #expect(rig.transcript == startupTranscript + sendTranscript(p) + "AT+CSCA=\"+15550009999\",145\\r" + sendTranscript(p))
+        // With a configured centre, start-up also reads the SIM's (AT+CSCA?: the same here).
+        #expect(rig.transcript == startupTranscript + "AT+CSCA?\\r" + sendTranscript(p) + "AT+CSCA=\"+15550009999\",145\\r" + sendTranscript(p))
         #expect(rig.sim.serviceCentre == "AT+CSCA=\"+15550009999\",145")
         #expect(rig.modem.status.serviceCentre?.contains("+15550009999") == true)
         expectClean(rig.sim)

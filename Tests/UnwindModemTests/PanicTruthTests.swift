@@ -87,4 +87,28 @@ struct PanicTruthTests {
         for id in ids { if case .sent = rig.modem.message(id)?.state {} else { Issue.record("\(id): \(String(describing: rig.modem.message(id)))") } }
         expectClean(rig.sim)
     }
+
+    /// A modem someone changed by hand (deregistered with AT+COPS=2, another service centre on
+    /// the SIM, text mode) heals at start-up: automatic operator selection, the configured
+    /// centre, PDU mode — and the alert goes out.
+    @Test func aModemChangedByHandHealsItself() throws {
+        var script = ModemScript()
+        script.cops = "+COPS: 2"
+        script.creg = "+CREG: 0,0"
+        script.csca = "+CSCA: \"+15550001111\",145"
+        let rig = try ModemRig(script: script, configure: { $0.serviceCentre = try! PhoneNumber("+15550009999") })
+        let a = alert()
+        let id = rig.modem.send(a, slot: 1, at: rig.now)
+        #expect(rig.settle(within: .seconds(5)))
+        #expect(rig.sim.commands.contains("AT+COPS=0"), "\(rig.transcript)")
+        #expect(rig.sim.serviceCentre == "AT+CSCA=\"+15550009999\",145")
+        #expect(rig.sim.delivered.map(\.text) == [a.message])
+        if case .sent = rig.modem.message(id)?.state {} else { Issue.record("\(String(describing: rig.modem.message(id)))") }
+        // Before the alert: healed first (the order the line saw).
+        let commands = rig.sim.commands
+        let heal = try #require(commands.firstIndex(of: "AT+COPS=0"))
+        let submit = try #require(commands.firstIndex { $0.hasPrefix("AT+CMGS=") })
+        #expect(heal < submit)
+        expectClean(rig.sim)
+    }
 }

@@ -76,6 +76,8 @@ public struct ModemScript: Equatable, Sendable {
     public var cereg: String? = "+CEREG: 0,1"
     public var csq = "+CSQ: 21,99"
     public var cops = "+COPS: 0,0,\"Unwind Mobile\",7"
+    /// The SIM's service centre as `AT+CSCA?` reports it (until `AT+CSCA=` sets another).
+    public var csca = "+CSCA: \"+15550009999\",145"
     /// What a restart prints, after `bootTime`.
     public var bootMessages = ["RDY", "+CFUN: 1", "+CPIN: READY", "Call Ready", "SMS Ready"]
     public var bootTime: Duration = .milliseconds(30)
@@ -490,6 +492,17 @@ struct SimulatorCore: Sendable {
             send([script.csq, "OK"], at: now)
         case "AT+COPS?":
             send([script.cops, "OK"], at: now)
+        case "AT+COPS=0":
+            // Automatic selection: registered again (a modem someone deregistered by hand).
+            script.cops = "+COPS: 0,0,\"Unwind Mobile\",7"
+            script.creg = script.creg.map { _ in "+CREG: 0,1" }
+            ok(now)
+        case "AT+CSCA?":
+            if let set = serviceCentre {
+                send(["+CSCA: " + set.dropFirst("AT+CSCA=".count), "OK"], at: now)
+            } else {
+                send([script.csca, "OK"], at: now)
+            }
         case "AT+CMGF=0":
             pduMode = true
             ok(now)
