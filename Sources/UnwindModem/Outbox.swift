@@ -115,6 +115,8 @@ public final class OutboxDirectory: OutboxStorage {
 /// hand-edited outbox file cannot put a control character anywhere near the modem.
 public final class Outbox {
     public static let fileExtension = ".msg"
+    /// Far beyond any real count of alerts; a file claiming more is not an outbox file.
+    public static let maximumSequence = 1 << 40
     public static let historyLimit = 20
 
     public let storage: OutboxStorage
@@ -155,7 +157,7 @@ public final class Outbox {
             }
         }
         entries.sort { ($0.sequence, $0.id) < ($1.sequence, $1.id) }
-        nextSequence = (entries.map(\.sequence).max() ?? 0) + 1
+        nextSequence = min((entries.map(\.sequence).max() ?? 0) + 1, Outbox.maximumSequence)
     }
 
     public func entry(_ id: MessageID) -> OutboxEntry? { entries.first { $0.id == id } }
@@ -165,7 +167,7 @@ public final class Outbox {
     public func add(_ alert: AlertSlot, slot: Int?, at created: WallTime, reference: UInt16,
                     nonce: UInt16) -> (entry: OutboxEntry, error: StoreError?) {
         let seq = nextSequence
-        nextSequence += 1
+        nextSequence = min(nextSequence + 1, Outbox.maximumSequence)
         var hex = String(nonce, radix: 16)
         while hex.count < 4 { hex = "0" + hex }
         let id = MessageID("alert-\(created.secondsSinceEpoch)-\(seq)-\(hex)")
@@ -231,15 +233,17 @@ public final class Outbox {
             defer { i += 1 }
             return String(lines[i].dropFirst(key.count + 1))
         }
-        func number(_ key: String) throws(OutboxFileProblem) -> Int {
+        // Every number has a bound far beyond any real value: the file is outside input (the
+        // service user, a damaged card), and the counters are incremented later.
+        func number(_ key: String, upTo limit: Int) throws(OutboxFileProblem) -> Int {
             let v = try field(key)
-            guard let n = Int(v), n >= 0 else { throw .malformed(key, line: i) }
+            guard let n = Int(v), n >= 0, n <= limit else { throw .malformed(key, line: i) }
             return n
         }
         guard lines.first == "unwind-outbox 1" else { throw .missing("unwind-outbox 1", line: 1) }
         i = 1
-        let created = try number("created")
-        let sequence = try number("sequence")
+        let created = try number("created", upTo: 1 << 40)
+        let sequence = try number("sequence", upTo: Outbox.maximumSequence)
         let slotText = try field("slot")
         let slot: Int?
         if slotText == "-" { slot = nil } else {
@@ -248,10 +252,9 @@ public final class Outbox {
         }
         let name = try field("name")
         let numberText = try field("number")
-        let reference = try number("reference")
-        guard reference <= 0xFFFF else { throw .malformed("reference", line: i) }
-        let partsSent = try number("parts-sent")
-        let attempts = try number("attempts")
+        let reference = try number("reference", upTo: 0xFFFF)
+        let partsSent = try number("parts-sent", upTo: 255)
+        let attempts = try number("attempts", upTo: 1_000_000_000)
         var failure: String?
         if i < lines.count, lines[i].hasPrefix("failure ") { failure = try field("failure") }
         let message = try field("message")

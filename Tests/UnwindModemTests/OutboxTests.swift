@@ -182,3 +182,50 @@ struct AlertSlotStoreTests {
                 == "Dad\n7787824615\nI'm having a panic attack. Please call me.\n")
     }
 }
+
+/// Outbox files are outside input (the service user can write them; a card can rot): no field
+/// may crash the device at start or at the next PANIC.
+@Suite("Outbox: hostile files")
+struct OutboxHostileFileTests {
+    static func file(sequence: String = "1", attempts: String = "0", created: String = "1700000000",
+                     partsSent: String = "0", reference: String = "1") -> String {
+        """
+        unwind-outbox 1
+        created \(created)
+        sequence \(sequence)
+        slot 1
+        name Mum
+        number +447700900123
+        reference \(reference)
+        parts-sent \(partsSent)
+        attempts \(attempts)
+        message hi
+
+        """
+    }
+
+    static let cases: [(String, String)] = [
+        ("sequence Int.max - 1", file(sequence: "9223372036854775806")),
+        ("sequence Int.max", file(sequence: "9223372036854775807")),
+        ("sequence past Int.max", file(sequence: "99999999999999999999999")),
+        ("attempts Int.max", file(attempts: "9223372036854775807")),
+        ("created Int.max", file(created: "9223372036854775807")),
+        ("parts-sent Int.max", file(partsSent: "9223372036854775807")),
+        ("reference 65536", file(reference: "65536")),
+        ("negative sequence", file(sequence: "-1")),
+    ]
+
+    @Test(arguments: cases)
+    func aHostileNumberIsSetAsideAndTheNextAlertIsJournaled(_ name: String, _ text: String) throws {
+        let dir = ScratchDirectory("outbox-hostile")
+        try Data(text.utf8).write(to: URL(fileURLWithPath: dir.path + "/a.msg"))
+        let outbox = try Outbox(directory: dir.path)
+        #expect(outbox.entries.isEmpty, "\(name) was taken as a message")
+        #expect(outbox.problems.count == 1, "\(name): \(outbox.problems)")
+        let names = try OutboxDirectory(directory: dir.path).names()
+        #expect(names.contains { $0.hasPrefix("a.msg.corrupt-") }, "\(name): kept aside, not deleted: \(names)")
+        let (entry, error) = outbox.add(alert(), slot: 1, at: WallTime(secondsSinceEpoch: 1_800_000_000), reference: 7, nonce: 1)
+        #expect(error == nil)
+        #expect(try Outbox(directory: dir.path).entries.map(\.id) == [entry.id])
+    }
+}
