@@ -18,7 +18,12 @@ public struct BreathingTotals: Equatable, Sendable {
     public static let minimumSession: Int64 = 1
 
     /// Whole seconds, rounded to the nearest.
-    public var averageSeconds: Int64 { count == 0 ? 0 : (totalSeconds + count / 2) / count }
+    /// Without overflow for any values (they can come from a device's answer on the socket).
+    public var averageSeconds: Int64 {
+        guard count > 0, totalSeconds >= 0 else { return 0 }
+        let (q, r) = totalSeconds.quotientAndRemainder(dividingBy: count)
+        return r >= count - r ? q + 1 : q
+    }
 
     /// These totals with one more session of `seconds`.
     public func adding(session seconds: Int64) -> BreathingTotals {

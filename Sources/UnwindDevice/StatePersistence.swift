@@ -33,6 +33,7 @@ public final class StatePersistence: @unchecked Sendable {
         self.logger = logger
         self.queue = writeInBackground ? DispatchQueue(label: "unwind.state-writer") : nil
         self.lock = lock
+        for problem in store.recoveryProblems { logger.error("\(problem)") }
     }
 
     /// Reads `totalTime.txt`: missing means zeros; a corrupt or truncated file is logged, moved
@@ -130,7 +131,7 @@ public final class StatePersistence: @unchecked Sendable {
     /// A file whose bytes exist but cannot be read now, as opposed to one that is not a state
     /// file at all (too large, a directory, a FIFO, a link), which can be moved aside whole.
     static func cannotReadNow(_ error: StoreError) -> Bool {
-        ![EISDIR, EINVAL, ELOOP, EFBIG].contains(error.errno)
+        ![EISDIR, EINVAL, ELOOP, EFBIG, EMLINK].contains(error.errno)
     }
 
     /// The names of the state files the device will not write (they could not be read and are
@@ -175,9 +176,9 @@ public final class StatePersistence: @unchecked Sendable {
     static let retryAfter: Duration = .seconds(2)
 
     /// On the writer's queue (or at once in the simulator).
-    private func attempt(_ number: UInt64, _ write: PendingWrites.Write) {
+    private func attempt(_ number: UInt64, _ write: PendingWrites.Write, withoutLock: Bool = false) {
         do throws(ControlFailure) {
-            let held = try takeLock()
+            let held = withoutLock ? nil : try takeLock()
             defer { held?.release() }
             pending.lockIsBusy = false
             do {
@@ -228,11 +229,18 @@ public final class StatePersistence: @unchecked Sendable {
     /// Waits for every write already asked for, and tries once more what waited for the lock;
     /// used on shutdown. Bounded: at most one more wait for the lock.
     public func flush() {
-        queue?.sync {
+        let work = { [self] in
             pending.lockIsBusy = false
             for (number, write) in pending.snapshot() { attempt(number, write) }
+            // Quitting: the person's session matters more than a backup's consistent moment, and
+            // every file is replaced atomically anyway — what still waits is written unlocked.
+            for (number, write) in pending.snapshot() {
+                logger.warning("saving \(write.names) without the state lock before quitting (someone else holds it)")
+                attempt(number, write, withoutLock: true)
+            }
         }
-        for name in pending.names { logger.critical("\(name) could not be saved before quitting: the state lock was held by someone else") }
+        if let queue { queue.sync(execute: work) } else { work() }
+        for name in pending.names { logger.critical("\(name) could not be saved before quitting") }
     }
 }
 

@@ -144,7 +144,7 @@ public struct TerminalSimulator {
         // Log lines would tear the drawing: they go to a file in the state directory instead.
         try makeDirectory(stateDirectory)
         let logPath = stateDirectory + "/sim.log"
-        let logFD = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o640)
+        let logFD = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o640)
         guard logFD >= 0, dup2(logFD, STDERR_FILENO) >= 0 else {
             throw DeviceError(device: logPath, operation: "open", errno: errno)
         }

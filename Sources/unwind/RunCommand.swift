@@ -27,7 +27,7 @@ struct Run: ParsableCommand {
         let recent = RecentLog()
         let underSystemd = ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil
         let logger = recent.logger(label: "unwind") { label -> LogHandler in
-            underSystemd ? JournalLogHandler(label: label) as LogHandler : StreamLogHandler.standardError(label: label)
+            underSystemd ? JournalLogHandler(label: label) as LogHandler : EscapingLogHandler(StreamLogHandler.standardError(label: label))
         }
         let configuration = try loadConfiguration(config, logger: logger)
         try Daemon(configuration: configuration, logger: logger, socket: socket ?? MaintenanceHost.daemonSocket(),

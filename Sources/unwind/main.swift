@@ -84,7 +84,7 @@ struct Sim: ParsableCommand {
             let script: ButtonScript
             do { script = try ButtonScript.parse(text) } catch { throw ValidationError("\(headless): \(error)") }
             let stateDir = state ?? out + "/state"
-            try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+            try makeDirectories(out)
             let sim = HeadlessSimulation(script: script, stateDirectory: stateDir, outputDirectory: out,
                                          settings: settings, contentDirectory: device.content,
                                          recordFrames: !noFrames, logger: logger)
@@ -107,6 +107,17 @@ struct Sim: ParsableCommand {
         let base = env["XDG_STATE_HOME"] ?? ((env["HOME"] ?? ".") + "/.local/state")
         try? FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
         return base + "/unwind-sim"
+    }
+}
+
+/// `mkdir -p`, failing with the path and the system's reason (not a Foundation error domain).
+func makeDirectories(_ path: String) throws {
+    var built = path.hasPrefix("/") ? "" : "."
+    for part in path.split(separator: "/") {
+        built += "/" + part
+        if mkdir(built, 0o755) != 0 && errno != EEXIST {
+            throw ValidationError("cannot create the directory \(built): \(String(cString: strerror(errno)))")
+        }
     }
 }
 
@@ -158,4 +169,6 @@ func checkArgumentsAreUTF8() throws(ControlFailure) {
     }
 }
 
+// Log lines carry outside text (file names, a modem's answers): escaped before they reach a terminal.
+LoggingSystem.bootstrap { EscapingLogHandler(StreamLogHandler.standardError(label: $0)) }
 runUnwind()

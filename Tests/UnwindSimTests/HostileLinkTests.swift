@@ -153,4 +153,56 @@ struct HostileLinkTests {
         #expect(r.stderr.contains("warning: this backup will not restore") && r.stderr.contains(AlertSlotFile.name(slot: 1)), "\(r)")
         expectFailure(p.run(["restore", archive, "--yes"]), 2, AlertSlotFile.name(slot: 1))
     }
+
+    /// A restore journal planted by the service user (or damaged) that cannot be finished is
+    /// set aside: the device still starts and PANIC works; every command still works.
+    @Test func anUnfinishableJournalNeverStopsTheDevice() throws {
+        let p = try Planted()
+        defer { try? FileManager.default.removeItem(atPath: p.root) }
+        try FileManager.default.createDirectory(atPath: p.state + "/.txn-99999-0/mantras.txt/sub", withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: p.state + "/.txn-99999-0/.commit", contents: nil)
+        try Data("Mum\n+15551234567\nHelp\n".utf8).write(to: URL(fileURLWithPath: p.state + "/alert01.txt"))
+        _ = lchownTree(p.state, 65534, 65534)
+        let script = p.root + "/script.txt"
+        try Data("0.5 PANIC hold 1.7\n3 end\n".utf8).write(to: URL(fileURLWithPath: script))
+        try FileManager.default.createDirectory(atPath: p.root + "/out", withIntermediateDirectories: true)
+        _ = lchown(p.root + "/out", 65534, 65534)
+        let r = UnwindRun.run(["sim", "--headless", script, "--state", p.state, "--out", p.root + "/out", "--no-frames"], user: .nobody)
+        #expect(r.status == 0, "\(r)")
+        #expect(r.stderr.contains("could not be finished"), "\(r)")
+        #expect((readText(p.root + "/out/alerts.log") ?? "").contains("slot 1"))
+        #expect(readText(p.state + "/mantras.txt") == "Breathe.\n")
+        #expect(p.run(["mantras", "add", "Still works."]).status == 0)
+    }
+
+    /// A second name of a root-only file (a hard link, possible where protected_hardlinks is
+    /// off) is never read into the state or an archive.
+    @Test func aHardLinkedStateFileIsNeverRead() throws {
+        let p = try Planted()
+        defer { try? FileManager.default.removeItem(atPath: p.root) }
+        unlink(p.state + "/mantras.txt")
+        try #require(link(p.secret, p.state + "/mantras.txt") == 0)
+        let list = p.run(["mantras", "list"])
+        #expect(list.status != 0 && list.stderr.contains("hard link"), "\(list)")
+        #expect(p.run(["backup", p.root + "/b.tar"]).status != 0)
+        #expect(p.run(["mantras", "add", "Hello."]).status != 0)
+        unlink(p.state + "/mantras.txt")  // the second name itself; no copy may remain elsewhere
+        p.expectSecretUntouched()
+    }
+
+    /// `.daemon` or `.lock` planted as links: the device itself still starts (it moves them
+    /// aside; a command run as root only refuses them).
+    @Test(arguments: [".daemon", ".lock"])
+    func theDeviceStartsOverAPlantedDotFile(_ name: String) throws {
+        let p = try Planted()
+        defer { try? FileManager.default.removeItem(atPath: p.root) }
+        try p.plant(name, to: p.root + "/nowhere")
+        let rig = try MaintenanceRig(directory: p.state)
+        #expect(rig.status() != nil, "the device did not come up over a planted \(name)")
+        #expect(access(p.root + "/nowhere", F_OK) != 0)
+        let entries = try FileManager.default.contentsOfDirectory(atPath: p.state)
+        #expect(entries.contains { $0.hasPrefix(name + ".corrupt-") }, "\(entries)")
+        rig.shutdown()
+    }
 }
+

@@ -46,6 +46,8 @@ struct HostileLockTests {
         let stopping = clock.now
         rig.shutdown()
         #expect(clock.now - stopping < .seconds(8), "shutdown took \(clock.now - stopping)")
+        // Written without the lock on the way out: nothing the person or maintainer did is lost.
+        #expect((rig.file(MantrasFile.name) ?? "").contains("One more."), "the change made while the lock was held was lost")
         HostileSummary.print("hostile lock: a shared .lock held during a change and at shutdown — the device answered, kept the write, landed it after release, and quit in \(clock.now - stopping)")
     }
 

@@ -29,6 +29,13 @@ public final class MaintenanceHost {
     /// - Parameter controlDeadlines: the device's unless a test shortens them to watch them act.
     public init(stateDirectory: String, socketPath: String, contentDirectory: String? = nil, logger: Logger,
                 now: WallTime, recentLog: RecentLog? = nil, controlDeadlines: ControlServer.Deadlines = .device) throws(ControlFailure) {
+        // The device must start whatever was planted under its own dot-files: a link, a
+        // directory or a second name there is moved aside (renaming never follows it).
+        for name in [DaemonPresence.fileName, StateLock.fileName] {
+            if let moved = Self.setAsideIfNotPlain(stateDirectory + "/" + name, now: now) {
+                logger.error("\(name) in \(stateDirectory) was not a plain file; moved aside as \(moved)")
+            }
+        }
         presence = try DaemonPresence(stateDirectory: stateDirectory, socketPath: socketPath)
         do {
             server = try ControlServer(path: socketPath, stateDirectory: stateDirectory, contentDirectory: contentDirectory,
@@ -64,6 +71,15 @@ public final class MaintenanceHost {
     public func close() {
         server?.close()
         presence.release()
+    }
+
+    /// `lstat`, and `rename` to `<path>.corrupt-<time>` when it is anything but a regular file
+    /// with one name; the new name, or nil when nothing was moved.
+    static func setAsideIfNotPlain(_ path: String, now: WallTime) -> String? {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT != S_IFREG || info.st_nlink != 1 else { return nil }
+        let aside = "\(path).corrupt-\(now.secondsSinceEpoch)"
+        return rename(path, aside) == 0 ? (aside as NSString).lastPathComponent : nil
     }
 
     /// The simulators' socket: `<state dir>/control.sock`.

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Logging
+import UnwindCore
 
 /// Log lines for the systemd journal: `<N>` in front of each line gives its priority (sd-daemon(3)
 /// prefixes; the unit keeps `SyslogLevelPrefix=yes`), so `journalctl -p err -u unwind` finds the
@@ -36,8 +37,9 @@ public struct JournalLogHandler: LogHandler {
         if let extra { all.merge(extra) { $1 } }
         var text = "<\(Self.priority(level))>"
         if !all.isEmpty { text += all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ") + " " }
-        // One journal entry per line: a message's own line breaks would split it.
-        text += message.description.replacingNewlines + "\n"
+        // One journal entry per line, and no terminal control from outside text (a file name, a
+        // modem's answer) reaching `journalctl -f`: line breaks and controls are escaped.
+        text += TextSafety.escaped(message.description) + "\n"
         // One write(2) per line, so lines from the loop and the display thread never interleave.
         var line = text
         line.withUTF8 { b in
@@ -61,11 +63,31 @@ public struct JournalLogHandler: LogHandler {
     }
 }
 
-extension String {
-    var replacingNewlines: String {
-        var out = ""
-        out.reserveCapacity(utf8.count)
-        for c in self { out.append(c == "\n" || c == "\r" ? " " : c) }
-        return out
+/// Escapes what a message carries from outside (file names, a modem's answers) before another
+/// handler writes it: a log line can neither forge a second line nor send a terminal escape.
+public struct EscapingLogHandler: LogHandler {
+    var base: LogHandler
+
+    public init(_ base: LogHandler) { self.base = base }
+
+    public var logLevel: Logger.Level {
+        get { base.logLevel }
+        set { base.logLevel = newValue }
+    }
+
+    public var metadata: Logger.Metadata {
+        get { base.metadata }
+        set { base.metadata = newValue }
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { base[metadataKey: key] }
+        set { base[metadataKey: key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        var escaped = event
+        escaped.message = "\(TextSafety.escaped(event.message.description))"
+        base.log(event: escaped)
     }
 }

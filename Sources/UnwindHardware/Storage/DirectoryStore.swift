@@ -53,6 +53,7 @@ public final class DirectoryStore: StateStore {
     /// Called with a step's name before each step of `replaceAll` and of its recovery: how the
     /// tests kill a writer at every step.
     private let transactionStep: (@Sendable (String) -> Void)?
+    private let problems = Mutex<[String]>([])
 
     /// Process-wide, so two stores on the same directory in one process never pick the same
     /// temporary name.
@@ -121,6 +122,11 @@ public final class DirectoryStore: StateStore {
         var info = stat()
         try retryingInterrupts("fstat", path) { fstat(fd.rawValue, &info) }
         try Self.requireRegular(info, "read", path)
+        // A second name of someone else's file (a hard link made where protected_hardlinks is
+        // off) is refused like a symbolic link: root must not read it into a state file.
+        guard info.st_nlink <= 1 else {
+            throw storeError("read", path, .tooManyLinks, "a file with \(info.st_nlink) names (a hard link); a state file has one")
+        }
         let limit = maximumFileSize
         guard info.st_size <= Int64(limit) else {
             throw storeError("read", path, .fileTooLarge,
@@ -417,14 +423,33 @@ public final class DirectoryStore: StateStore {
                 guard fd >= 0 else { continue }  // not ours (a link, a file): left alone
                 defer { close(fd) }
                 var info = stat()
-                if fstatat(fd, Self.commitMarker, &info, AT_SYMLINK_NOFOLLOW) == 0 {
-                    try finishCommitted(entry, stagingFD: fd)
-                } else {
+                guard fstatat(fd, Self.commitMarker, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
                     Self.discard(entry, stagingFD: fd, in: directoryFD)
+                    continue
+                }
+                // A journal that cannot be finished (planted, or damaged: something in it that is
+                // not a plain file, a rename that fails) must not keep the device from starting:
+                // it is set aside whole, untouched, and said.
+                do throws(StoreError) {
+                    let staged = try Self.entries(of: fd, root.appending(entry)).filter(Self.isPlainName)
+                    for name in staged {
+                        var one = stat()
+                        guard fstatat(fd, name, &one, AT_SYMLINK_NOFOLLOW) == 0, one.st_mode & S_IFMT == S_IFREG else {
+                            throw storeError("finish", root.appending(entry).appending(name), .invalidArgument, "not a regular file")
+                        }
+                    }
+                    try finishCommitted(entry, stagingFD: fd)
+                } catch {
+                    let aside = entry + ".unfinished"
+                    _ = renameat(directoryFD, entry, directoryFD, aside)
+                    problems.withLock { $0.append("an interrupted restore could not be finished (\(error)); set aside as \(aside), the state files are as they were found") }
                 }
             }
         }
     }
+
+    /// What opening the store found and could not repair (an unfinishable journal), for the log.
+    public var recoveryProblems: [String] { problems.withLock { $0 } }
 
     private func entries() throws(StoreError) -> [String] {
         try Self.entries(of: directoryFD, root)

@@ -13,6 +13,8 @@ public protocol StateStore: AnyObject, Sendable {
     /// Moves a file that failed to parse out of the way as `<name>.corrupt-<suffix>` so it can
     /// be inspected, and returns the new name.
     func quarantine(_ name: String, suffix: String) throws(StoreError) -> String
+    /// What opening the store found and could not repair, for the log.
+    var recoveryProblems: [String] { get }
 }
 
 /// A storage failure, with the operation, the file and the errno it came from.
