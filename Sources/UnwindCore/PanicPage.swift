@@ -129,8 +129,14 @@ extension DeviceCore {
             guard state.panic.armingSince == nil, state.panic.sendingAt == nil else { return }
             state.panic.armingSince = now.instant
             rampWhileHeld(from: now.instant, effects: &effects)
-        case .up:
+        case .up(_, let heldFor):
             guard state.panic.armingSince != nil else { return }
+            // Held long enough by the edges' own timestamps: a loop that ran late (a busy
+            // machine) must not turn a real PANIC into "released early".
+            if heldFor >= settings.panic.hold {
+                completeArming(at: now, effects: &effects)
+                return
+            }
             // Released before the hold completed: nothing is sent, and the person is told so.
             state.panic.armingSince = nil
             effects.append(.cancelMotor)
@@ -143,23 +149,33 @@ extension DeviceCore {
     /// Called every tick: arming completes while PANIC is still held; a cancel window runs out.
     mutating func tickPanic(at now: Moment, effects: inout [Effect]) {
         if let since = state.panic.armingSince, now.instant - since >= settings.panic.hold {
-            state.panic.armingSince = nil
-            effects.append(.cancelMotor)
-            resumeBreathingHaptics(at: now, effects: &effects)
-            let requests = state.panic.readyRequests
-            guard !requests.isEmpty else {
-                showNotice(.noContacts, at: now.instant)
-                pulses(at: now.instant, count: 2, on: .milliseconds(400), off: .milliseconds(200), effects: &effects)
-                return
-            }
-            if settings.panic.cancelWindow > .zero {
-                state.panic.sendingAt = now.instant + settings.panic.cancelWindow
-                state.overlay = .alertStatus
-                state.panic.progress = requests.map { AlertProgress(slot: $0.slot, name: $0.alert.name, delivery: .queued) }
-            } else {
-                send(requests, at: now, effects: &effects)
-            }
+            completeArming(at: now, effects: &effects)
         }
+        tickCancelWindow(at: now, effects: &effects)
+    }
+
+    /// The hold is complete: every ready slot is sent (after the cancel window, if any).
+    private mutating func completeArming(at now: Moment, effects: inout [Effect]) {
+        state.panic.armingSince = nil
+        effects.append(.cancelMotor)
+        resumeBreathingHaptics(at: now, effects: &effects)
+        let requests = state.panic.readyRequests
+        guard !requests.isEmpty else {
+            showNotice(.noContacts, at: now.instant)
+            pulses(at: now.instant, count: 2, on: .milliseconds(400), off: .milliseconds(200), effects: &effects)
+            return
+        }
+        if settings.panic.cancelWindow > .zero {
+            state.panic.sendingAt = now.instant + settings.panic.cancelWindow
+            state.overlay = .alertStatus
+            state.panic.progress = requests.map { AlertProgress(slot: $0.slot, name: $0.alert.name, delivery: .queued) }
+        } else {
+            send(requests, at: now, effects: &effects)
+        }
+    }
+
+    /// The optional cancel window ran out: the alerts go.
+    private mutating func tickCancelWindow(at now: Moment, effects: inout [Effect]) {
         if let at = state.panic.sendingAt, now.instant >= at {
             state.panic.sendingAt = nil
             send(state.panic.readyRequests, at: now, effects: &effects)

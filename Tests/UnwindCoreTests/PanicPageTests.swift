@@ -29,6 +29,16 @@ import Testing
 
     var sent: [[AlertRequest]] { effects.compactMap { if case .sendAlerts(let r) = $0 { r } else { nil } } }
 
+    /// A loop that ran late (no tick while PANIC was down, as under a flood of requests) still
+    /// sends: the release's own held time, from the edges' timestamps, decides.
+    @Test mutating func aHoldCountedByTheEdgesSendsEvenWithoutATick() {
+        press(.down(.panic), 10)
+        press(.up(.panic, heldFor: .seconds(1.6)), 10.05)
+        #expect(sent.count == 1, "a 1.6 s hold was taken for 'released early'")
+        #expect(sent.first?.map(\.slot) == [0, 2])
+        #expect(core.state.panic.notice != .releasedEarly)
+    }
+
     @Test mutating func holdingPanicSendsEveryReadySlot() {
         press(.down(.panic), 10)
         #expect(core.state.panic.armingSince == .seconds(10))
