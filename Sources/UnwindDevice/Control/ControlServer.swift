@@ -138,6 +138,13 @@ public final class ControlServer {
     /// listener readable, so it leaves the poll for a second instead of waking the loop on
     /// every pass until something frees up.
     private var acceptPausedUntil: Instant?
+    /// Bytes of requests the loop may still decode. Decoding JSON runs on the loop's thread
+    /// (a 1 MB request takes tens of milliseconds in a debug build), so each pass earns
+    /// `decodedPerPass` and a request waits until the credit covers it: however many clients
+    /// flood the socket, the loop decodes on average 64 KB a pass, and a command's small
+    /// request is answered at once.
+    private var decodeCredit = ControlServer.decodedPerPass
+    static let decodedPerPass = 64 * 1024
     private var scratch: [UInt8]
     /// The listener and every connection: what the loop polls.
     public private(set) var pollDescriptors: [Int32] = []
@@ -224,6 +231,7 @@ public final class ControlServer {
     /// One pass: accept, read, answer, write. Called by the loop on every pass.
     func service(_ handler: ControlHandling, at now: Moment) {
         guard listener >= 0 else { return }
+        decodeCredit = min(decodeCredit + Self.decodedPerPass, ControlLimits.maximumRequest + 1)
         var accepted = false
         if !(acceptPausedUntil.map { now.instant < $0 } ?? false) {
             if acceptPausedUntil != nil {
@@ -405,6 +413,8 @@ public final class ControlServer {
     /// Answers the whole request waiting, if the previous answer is out of the way.
     private func answerRequest(_ c: Client, _ handler: ControlHandling, _ now: Moment) {
         guard !c.closed, !c.closeAfterWrite, c.waiting == nil, c.output.isEmpty, let newline = c.newline else { return }
+        guard newline <= decodeCredit else { return }  // a later pass
+        decodeCredit -= newline
         let line = Array(c.input[..<newline])
         c.input.removeSubrange(...newline)
         c.newline = c.input.firstIndex(of: 0x0A)
