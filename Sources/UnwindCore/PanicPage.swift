@@ -44,6 +44,8 @@ public enum AlertDelivery: Equatable, Sendable {
 public struct AlertProgress: Equatable, Sendable {
     public var slot: Int
     public var name: String
+    /// Where the alert goes: a name the screen cannot draw is shown by the number's last digits.
+    public var number: PhoneNumber
     public var delivery: AlertDelivery
 }
 
@@ -168,7 +170,7 @@ extension DeviceCore {
         if settings.panic.cancelWindow > .zero {
             state.panic.sendingAt = now.instant + settings.panic.cancelWindow
             state.overlay = .alertStatus
-            state.panic.progress = requests.map { AlertProgress(slot: $0.slot, name: $0.alert.name, delivery: .queued) }
+            state.panic.progress = requests.map { AlertProgress(slot: $0.slot, name: $0.alert.name, number: $0.alert.number, delivery: .queued) }
         } else {
             send(requests, at: now, effects: &effects)
         }
@@ -196,7 +198,7 @@ extension DeviceCore {
 
     private mutating func send(_ requests: [AlertRequest], at now: Moment, effects: inout [Effect]) {
         guard !requests.isEmpty else { return }
-        state.panic.progress = requests.map { AlertProgress(slot: $0.slot, name: $0.alert.name, delivery: .queued) }
+        state.panic.progress = requests.map { AlertProgress(slot: $0.slot, name: $0.alert.name, number: $0.alert.number, delivery: .queued) }
         state.panic.allSentSignalled = false
         state.overlay = .alertStatus
         effects.append(.sendAlerts(requests))

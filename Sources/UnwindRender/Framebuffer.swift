@@ -85,7 +85,12 @@ extension Framebuffer {
     /// Draws one glyph cell with its top-left at (x, y).
     @inlinable
     public mutating func glyph(_ scalar: UInt32, font: BitmapFont, x: Int, y: Int, _ ink: Ink = .on) {
-        let g = font.glyphIndex(scalar)
+        glyph(rows: font.glyphIndex(scalar), font: font, x: x, y: y, ink)
+    }
+
+    /// Draws one glyph cell, given by its first row in `font`, with its top-left at (x, y).
+    @inlinable
+    public mutating func glyph(rows g: Int, font: BitmapFont, x: Int, y: Int, _ ink: Ink = .on) {
         var row = 0
         while row < font.height {
             let bits = font.row(g, row)
@@ -100,16 +105,17 @@ extension Framebuffer {
         }
     }
 
-    /// Draws `text` with its top-left at (x, y); returns the x after the last glyph.
+    /// Draws `text` with its top-left at (x, y), at most `maxCharacters` cells of it, '?' for
+    /// what the font cannot draw; returns the x after the last glyph.
     /// Iterates the string's scalars in place: no allocation.
     @discardableResult
     public mutating func text(_ text: String, font: BitmapFont, x: Int, y: Int, _ ink: Ink = .on,
                               maxCharacters: Int = .max) -> Int {
         var cx = x
         var n = 0
-        for s in text.unicodeScalars {
+        for cell in font.cells(text) {
             if n == maxCharacters { break }
-            glyph(s.value, font: font, x: cx, y: y, ink)
+            glyph(rows: cell.glyph ?? font.replacement, font: font, x: cx, y: y, ink)
             cx += font.width
             n += 1
         }

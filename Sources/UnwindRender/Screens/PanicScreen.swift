@@ -17,7 +17,8 @@ enum PanicScreen {
             fb.number(Int64(i + 1), font: .small, x: 1, y: y + 1, ink)
             switch p.slots[i] {
             case .ready(let alert):
-                fb.text(alert.name, font: .small, x: 8, y: y + 1, ink, maxCharacters: 21)
+                ContactName.draw(alert.name, of: .slot(i, alert.number), font: .small, x: 8, y: y + 1, ink,
+                                 maxCharacters: 21, into: &fb)
             case .empty:
                 fb.text("empty", font: .small, x: 8, y: y + 1, ink)
                 fb.dither(x: 8, y: y, width: 20, height: rowHeight)
@@ -38,7 +39,8 @@ enum PanicScreen {
         if p.callActive {
             fb.text("Calling. SELECT hangs up", font: .small, x: 1, y: y, ink)
         } else {
-            var x = fb.text(p.counselling.name, font: .small, x: 1, y: y, ink, maxCharacters: 15)
+            var x = ContactName.draw(p.counselling.name, of: .counselling, font: .small, x: 1, y: y, ink,
+                                     maxCharacters: 15, into: &fb)
             x += 4
             fb.text(p.counselling.displayNumber, font: .small, x: x, y: y, ink, maxCharacters: (fb.width - x) / 4)
         }
@@ -81,7 +83,7 @@ enum PanicScreen {
         var row = 0
         for a in p.progress.prefix(5) {
             let y = 20 + row * 7
-            fb.text(a.name, font: .small, x: 1, y: y, maxCharacters: 21)
+            ContactName.draw(a.name, of: .slot(a.slot, a.number), font: .small, x: 1, y: y, maxCharacters: 21, into: &fb)
             fb.text(a.delivery.word, font: .small, x: statusX, y: y, maxCharacters: 8)
             row += 1
         }
@@ -102,7 +104,10 @@ enum PanicScreen {
         fb.clear()
         let c = state.panic.counselling
         guard let code = state.panic.websiteCode else {
-            Screen.centered(c.name, font: .regular, y: 16, into: &fb)
+            let cols = fb.width / BitmapFont.regular.width
+            let width = ContactName.width(c.name, of: .counselling, font: .regular, maxCharacters: cols)
+            ContactName.draw(c.name, of: .counselling, font: .regular, x: (fb.width - width) / 2, y: 16,
+                             maxCharacters: cols, into: &fb)
             Screen.centered(c.displayNumber, font: .regular, y: 30, into: &fb)
             Screen.centered("Any button returns", font: .small, y: 54, into: &fb)
             return
@@ -114,7 +119,7 @@ enum PanicScreen {
         let cols = (fb.width - x) / BitmapFont.small.width
         fb.text("Scan for the", font: .small, x: x, y: 4, maxCharacters: cols)
         fb.text("website", font: .small, x: x, y: 11, maxCharacters: cols)
-        fb.text(c.name, font: .small, x: x, y: 24, maxCharacters: cols)
+        ContactName.draw(c.name, of: .counselling, font: .small, x: x, y: 24, maxCharacters: cols, into: &fb)
         fb.text(c.displayNumber, font: .small, x: x, y: 31, maxCharacters: cols)
         fb.text("Any button", font: .small, x: x, y: 50, maxCharacters: cols)
         fb.text("returns", font: .small, x: x, y: 57, maxCharacters: cols)
