@@ -97,8 +97,14 @@ public struct PanicState: Equatable, Sendable {
 
 public enum PanicNotice: Equatable, Sendable {
     case emptySlot, needsAttention, releasedEarly, noContacts, cancelled
+    /// PANIC again while alerts are still on their way: nothing is sent twice.
+    case alreadySending
+    /// PANIC again while alerts are on their way, some of which had failed: those are sent again.
+    case resendingFailed
     public var lines: (String, String) {
         switch self {
+        case .alreadySending: ("Alerts are already", "on their way.")
+        case .resendingFailed: ("Sending again the", "ones that failed.")
         case .emptySlot: ("This slot is empty.", "Set it up with unwind.")
         case .needsAttention: ("This slot needs", "attention: see unwind.")
         case .releasedEarly: ("Released early:", "nothing was sent.")
@@ -165,6 +171,24 @@ extension DeviceCore {
         guard !requests.isEmpty else {
             showNotice(.noContacts, at: now.instant)
             pulses(at: now.instant, count: 2, on: .milliseconds(400), off: .milliseconds(200), effects: &effects)
+            return
+        }
+        // A second PANIC while the first batch is on its way queues nothing twice (every contact
+        // got everything twice): it says so, and sends again only what has failed.
+        if state.panic.progress.contains(where: { !$0.delivery.isFinished }) {
+            let failed = Set(state.panic.progress.filter { if case .failed = $0.delivery { true } else { false } }.map(\.slot))
+            let again = requests.filter { failed.contains($0.slot) }
+            state.overlay = .alertStatus
+            showNotice(again.isEmpty ? .alreadySending : .resendingFailed, at: now.instant)
+            // Three quick taps: "heard you, already on it" — unlike the long "sending" buzz.
+            pulses(at: now.instant, count: 3, on: .milliseconds(80), off: .milliseconds(120), effects: &effects)
+            if !again.isEmpty {
+                for k in state.panic.progress.indices where failed.contains(state.panic.progress[k].slot) {
+                    state.panic.progress[k].delivery = .queued
+                }
+                state.panic.allSentSignalled = false
+                effects.append(.sendAlerts(again))
+            }
             return
         }
         if settings.panic.cancelWindow > .zero {

@@ -29,6 +29,30 @@ import Testing
 
     var sent: [[AlertRequest]] { effects.compactMap { if case .sendAlerts(let r) = $0 { r } else { nil } } }
 
+    /// A second PANIC while the first batch is on its way queues nothing twice; once one contact
+    /// has failed for good, a PANIC sends that one again — and only that one.
+    @Test mutating func aSecondPanicWhilePendingSendsNothingTwice() {
+        press(.down(.panic), 0); tick(1.5)
+        #expect(sent.count == 1)
+        press(.up(.panic, heldFor: .seconds(1.6)), 1.6)
+        press(.down(.panic), 3); tick(4.5)
+        #expect(sent.count == 1, "every contact would have got everything twice")
+        #expect(core.state.panic.notice == .alreadySending && core.state.panic.showsNotice(at: .seconds(5)))
+        press(.up(.panic, heldFor: .seconds(1.6)), 4.6)
+        core.alertUpdate(slot: 0, delivery: .sent, at: at(5), effects: &effects)
+        core.alertUpdate(slot: 2, delivery: .failed("not in service"), at: at(5), effects: &effects)
+        // Mum sent, Sam failed for good: nothing pending → a new PANIC is a new batch.
+        press(.down(.panic), 6); tick(7.5)
+        #expect(sent.count == 2 && sent[1].map(\.slot) == [0, 2])
+        press(.up(.panic, heldFor: .seconds(1.6)), 7.6)
+        core.alertUpdate(slot: 2, delivery: .failed("not in service"), at: at(8), effects: &effects)
+        // Mum still on her way, Sam failed: PANIC sends Sam again, not Mum.
+        press(.down(.panic), 9); tick(10.5)
+        #expect(sent.count == 3 && sent[2].map(\.slot) == [2], "\(sent)")
+        #expect(core.state.panic.notice == .resendingFailed)
+        #expect(core.state.panic.progress(ofSlot: 0) == .queued && core.state.panic.progress(ofSlot: 2) == .queued)
+    }
+
     /// A loop that ran late (no tick while PANIC was down, as under a flood of requests) still
     /// sends: the release's own held time, from the edges' timestamps, decides.
     @Test mutating func aHoldCountedByTheEdgesSendsEvenWithoutATick() {

@@ -96,6 +96,8 @@ enum PanicScreen {
             fb.fill(x: 0, y: 55, width: fb.width, height: 9)
             fb.text("SELECT: breathe  other: OK", font: .small, x: 1, y: 57, .off)
         }
+        // A second PANIC while these are on their way says so over the list.
+        if p.showsNotice(at: now), let n = p.notice { drawNotice(n, into: &fb) }
     }
 
     /// Long SELECT on the counselling line: the website as a QR code filling the screen's height,
