@@ -47,6 +47,13 @@ public struct AlertProgress: Equatable, Sendable {
     /// Where the alert goes: a name the screen cannot draw is shown by the number's last digits.
     public var number: PhoneNumber
     public var delivery: AlertDelivery
+
+    public init(slot: Int, name: String, number: PhoneNumber, delivery: AlertDelivery) {
+        self.slot = slot
+        self.name = name
+        self.number = number
+        self.delivery = delivery
+    }
 }
 
 /// The panic alert page (spec 5.x): five slots, the counselling line, PANIC's hold-to-arm and
@@ -180,8 +187,9 @@ extension DeviceCore {
             let again = requests.filter { failed.contains($0.slot) }
             state.overlay = .alertStatus
             showNotice(again.isEmpty ? .alreadySending : .resendingFailed, at: now.instant)
-            // Three quick taps: "heard you, already on it" — unlike the long "sending" buzz.
-            pulses(at: now.instant, count: 3, on: .milliseconds(80), off: .milliseconds(120), effects: &effects)
+            // Four short ticks: "heard you, already on it" — unlike the long "sending" buzz, the
+            // two long "failed" pulses and the three taps of "all sent".
+            pulses(at: now.instant, count: 4, on: .milliseconds(40), off: .milliseconds(90), effects: &effects)
             if !again.isEmpty {
                 for k in state.panic.progress.indices where failed.contains(state.panic.progress[k].slot) {
                     state.panic.progress[k].delivery = .queued
@@ -294,6 +302,19 @@ extension DeviceCore {
     }
 
     // MARK: What the edge reports
+
+    /// Alerts from before a restart that the outbox is sending again: shown and felt as when
+    /// PANIC sent them.
+    public mutating func alertsResumed(_ progress: [AlertProgress], at now: Moment, effects: inout [Effect]) {
+        guard !progress.isEmpty else { return }
+        for p in progress where !state.panic.progress.contains(where: { $0.slot == p.slot }) {
+            state.panic.progress.append(p)
+        }
+        state.panic.progress.sort { $0.slot < $1.slot }
+        state.panic.allSentSignalled = false
+        state.overlay = .alertStatus
+        pulses(at: now.instant, count: 1, on: .milliseconds(600), off: .zero, effects: &effects)
+    }
 
     /// The modem's news about one alert; the motor tells the outcome to someone not looking.
     public mutating func alertUpdate(slot: Int, delivery: AlertDelivery, at now: Moment, effects: inout [Effect]) {

@@ -16,6 +16,9 @@ public protocol AlertLink: AnyObject {
 }
 
 public enum AlertLinkUpdate: Equatable, Sendable {
+    /// Alerts an earlier run asked for and the outbox is sending again after a restart: the
+    /// person sees (and feels) them exactly as before the restart.
+    case resumed([AlertProgress])
     case delivery(slot: Int, AlertDelivery)
     case call(active: Bool)
 }
@@ -27,12 +30,17 @@ public enum AlertLinkUpdate: Equatable, Sendable {
 public final class ModemAlertLink: AlertLink {
     public let modem: GSMModem
     private var tracked: [(id: MessageID, slot: Int, reported: AlertDelivery?)] = []
+    /// Reported at the first step, then empty.
+    private var resumed: [AlertProgress] = []
 
     public init(modem: GSMModem) {
         self.modem = modem
         // Alerts left in the outbox by an earlier run are being resent: the screen shows them too.
         for m in modem.messages where !m.state.isFinished {
-            if let slot = m.slot { tracked.append((m.id, slot - 1, nil)) }
+            guard let slot = m.slot else { continue }
+            let delivery = Self.delivery(m.state)
+            tracked.append((m.id, slot - 1, nil))
+            resumed.append(AlertProgress(slot: slot - 1, name: m.contactName, number: m.number, delivery: delivery))
         }
     }
 
@@ -59,6 +67,10 @@ public final class ModemAlertLink: AlertLink {
     public func hangUp() { modem.hangUp() }
 
     public func step(at now: Moment, into updates: inout [AlertLinkUpdate]) {
+        if !resumed.isEmpty {
+            updates.append(.resumed(resumed))
+            resumed = []
+        }
         modem.step(at: now)
         for event in modem.takeEvents() {
             if case .callChanged(let c) = event { updates.append(.call(active: c != .idle)) }

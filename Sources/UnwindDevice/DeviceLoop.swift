@@ -206,6 +206,7 @@ public final class DeviceLoop {
         alerts.step(at: now, into: &alertUpdates)
         for u in alertUpdates {
             switch u {
+            case .resumed(let progress): core.alertsResumed(progress, at: now, effects: &effects)
             case .delivery(let slot, let d): core.alertUpdate(slot: slot, delivery: d, at: now, effects: &effects)
             case .call(let active): core.callChanged(active: active)
             }

@@ -39,6 +39,15 @@ import UnwindSim
         var updates: [AlertLinkUpdate] = []
         link.step(at: clock.now(), into: &updates)
         #expect(Set(updates.compactMap { if case .delivery(let s, _) = $0 { s } else { nil } }) == [0, 4])
+        // The person sees them again, first thing: the status screen as before the restart.
+        guard case .resumed(let progress)? = updates.first else { Issue.record("no resumed alerts: \(updates)"); return }
+        #expect(progress.map(\.slot) == [0, 4] && progress.allSatisfy { $0.name == "Mum" })
+        var core = DeviceCore()
+        var effects: [Effect] = []
+        core.alertsResumed(progress, at: clock.now(), effects: &effects)
+        #expect(core.state.overlay == .alertStatus)
+        #expect(core.state.panic.progress.map(\.slot) == [0, 4])
+        #expect(effects.contains { if case .motor = $0 { true } else { false } }, "felt, not only seen")
         link.close()
     }
 }
