@@ -228,6 +228,19 @@ public final class GSMModem {
         return entry.id
     }
 
+    /// A maintainer's test message: sent like an alert but never journaled, so it cannot be
+    /// resent after a restart; cancel it when its wait is over.
+    @discardableResult
+    public func sendTest(_ alert: AlertSlot, at moment: Moment) -> MessageID {
+        let reference = UInt16.random(in: 0...UInt16.max, using: &random)
+        let nonce = UInt16.random(in: 0...UInt16.max, using: &random)
+        let entry = outbox.transient(alert, at: moment.wall, reference: reference, nonce: nonce)
+        track(entry, journaled: false, at: moment.instant)
+        logger.notice("test message \(entry.id) to \(alert.name) (\(alert.number.text)) queued, not journaled; \(alert.encoding)")
+        events.append(.statusChanged)
+        return entry.id
+    }
+
     /// PANIC: every configured alert, in slot order.
     @discardableResult
     public func sendAll(_ alerts: [(slot: Int, alert: AlertSlot)], at moment: Moment) -> [MessageID] {

@@ -164,6 +164,17 @@ public final class Outbox {
 
     /// Adds a message and writes its file, durable on return. The entry is returned — and kept
     /// in memory, so it is still sent — even when the write failed (`error` says why).
+    /// An entry numbered like the others but never written nor kept: a maintainer's test message,
+    /// which must not outlive its own wait (a restart would send it again, for days).
+    public func transient(_ alert: AlertSlot, at created: WallTime, reference: UInt16, nonce: UInt16) -> OutboxEntry {
+        let seq = nextSequence
+        nextSequence = min(nextSequence + 1, Outbox.maximumSequence)
+        var hex = String(nonce, radix: 16)
+        while hex.count < 4 { hex = "0" + hex }
+        return OutboxEntry(id: MessageID("test-\(created.secondsSinceEpoch)-\(seq)-\(hex)"), created: created, sequence: seq,
+                           slot: nil, alert: alert, reference: reference)
+    }
+
     public func add(_ alert: AlertSlot, slot: Int?, at created: WallTime, reference: UInt16,
                     nonce: UInt16) -> (entry: OutboxEntry, error: StoreError?) {
         let seq = nextSequence

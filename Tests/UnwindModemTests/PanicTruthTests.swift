@@ -111,4 +111,25 @@ struct PanicTruthTests {
         #expect(heal < submit)
         expectClean(rig.sim)
     }
+
+    /// A maintainer's test message is never journaled: one that cannot be confirmed is never
+    /// resent by a later start, and `status` with the device stopped never counts it.
+    @Test func aTestMessageNeverOutlivesItsWait() throws {
+        var script = ModemScript()
+        script.defaultSubmit = SubmitPlan(result: .silence)
+        let rig = try ModemRig(script: script)
+        #expect(rig.ready())
+        let id = rig.modem.sendTest(alert("Mum", "+15550100001", "[TEST] Please call me."), at: rig.now)
+        #expect(rig.run(until: { rig.sim.submitCount >= 1 }, within: .seconds(3)))
+        #expect(try OutboxDirectory(directory: rig.directory.path).names().isEmpty, "a test was journaled")
+        rig.modem.cancel(id)
+        #expect(rig.run(until: { rig.modem.message(id)?.state.isFinished == true }, within: .seconds(3)))
+        let submitsBefore = rig.sim.submitCount
+        try rig.restartDaemon()
+        #expect(rig.outbox.entries.isEmpty)
+        #expect(rig.ready())
+        #expect(rig.settle(within: .seconds(2)))
+        #expect(rig.sim.submitCount == submitsBefore, "the test was sent again after the restart")
+    }
 }
+

@@ -105,7 +105,7 @@ import UnwindSim
             (["alerts", "show", "-1"], 2, ""),
             (["alerts", "clear", "9"], 2, "slot 9"),
             (["alerts", "test", "3"], 1, "slot 3 is empty"),
-            (["alerts", "test", "4"], 1, "marked \"[TEST] \" it would have 162, more than 160"),
+            (["alerts", "test", "4"], 1, "marked \"[TEST] \" the message does not fit — message: 162 characters; at most 160 allowed"),
             (["alerts", "test", "1", "--wait", "0"], 2, "--wait takes 1 to 600 seconds"),
             (["alerts", "import-vcard", i.path("missing.vcf"), "--slot", "1"], 1, "cannot read \(i.path("missing.vcf")): No such file or directory"),
             (["alerts", "import-vcard", i.path("a-directory"), "--slot", "1"], 1, "it is a directory"),

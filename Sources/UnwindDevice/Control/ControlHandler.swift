@@ -202,7 +202,7 @@ extension DeviceLoop: ControlHandling {
             let left = interval - ago
             throw .failed("a test message went out \(ago) s ago and the device sends at most one every \(interval) s; try again in \(left) s")
         }
-        let id = modem.send(test, slot: nil, at: now)
+        let id = modem.sendTest(test, at: now)
         lastTestMessage = now.instant
         let to = "\(test.name) (\(test.number.text))"
         let check: (Moment, Bool) -> ControlResponse? = { _, expired in
@@ -220,10 +220,12 @@ extension DeviceLoop: ControlHandling {
                 guard expired else { return nil }
                 var why = ""
                 if case .retrying(let p, _)? = state { why = " (last attempt: \(p))" }
-                return ControlResponse(.failed("test message to \(to) not confirmed within \(wait)\(why); it stays in the outbox (\(id)) and is retried until sent; see 'unwind status'"))
+                // A test never outlives its wait: cancelled, never resent later.
+                modem.cancel(id)
+                return ControlResponse(.failed("test message to \(to) not confirmed within \(wait)\(why); cancelled (a test is never sent later)"))
             }
         }
-        return .later(until: now.instant + wait, poll: check, cancel: {})
+        return .later(until: now.instant + wait, poll: check, cancel: { modem.cancel(id) })
     }
 
     private func technician(_ command: TechnicianCommand, _ modem: GSMModem, at now: Moment) -> ControlReply {

@@ -62,8 +62,8 @@ public enum MaintenanceEdits {
         do {
             return try AlertSlot(name: alert.name, number: alert.number, message: message)
         } catch {
-            let count = alert.message.count
-            throw .failed("slot \(slot): the message has \(count) characters; marked \"\(testPrefix)\" it would have \(count + testPrefix.count), more than \(AlertSlot.messageLimit) — a test needs a message of at most \(AlertSlot.messageLimit - testPrefix.count) characters")
+            // The limit it really hit (the characters, or the parts an SMS may be split into).
+            throw .failed("slot \(slot): marked \"\(testPrefix)\" the message does not fit — \(error); a test needs room for the \(testPrefix.count) characters of the mark")
         }
     }
 
