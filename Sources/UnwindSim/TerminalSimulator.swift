@@ -125,6 +125,10 @@ public struct TerminalSimulator {
     public var settings: DeviceSettings
     public var contentDirectory: String?
     public var logger: Logger
+    /// A real modem's line and session settings (`unwind sim --modem PATH`); nil: the simulated one.
+    public var realModem: (serial: SerialConfiguration, modem: ModemConfiguration)?
+    /// The counselling line the configuration names (`unwind sim --config FILE`).
+    public var counselling: CounsellingLine = .sfuCounselling
 
     public init(stateDirectory: String, settings: DeviceSettings, contentDirectory: String? = nil, logger: Logger) {
         self.stateDirectory = stateDirectory
@@ -165,14 +169,24 @@ public struct TerminalSimulator {
         settings.timeZone = .current
         let core = host.loading {
             DeviceCore.starting(settings: settings, persistence: persistence, help: help, now: clock.now().wall,
-                                content: DeviceContent.directory(override: contentDirectory))
+                                content: DeviceContent.directory(override: contentDirectory), counselling: counselling)
         }
-        // A simulated GSM modem on a real pseudo-terminal, driven through the real AT engine.
-        let modemSim = try ModemSimulator()
-        modemSim.start()
-        defer { modemSim.stop() }
+        // A simulated GSM modem on a real pseudo-terminal, driven through the real AT engine —
+        // or a real modem (`--modem PATH`): a USB dongle, or a modem simulator somebody else wrote.
+        var modemSim: ModemSimulator?
+        let serial: SerialConfiguration
+        if let realModem {
+            serial = realModem.serial
+        } else {
+            let sim = try ModemSimulator()
+            sim.start()
+            modemSim = sim
+            serial = SerialConfiguration(path: sim.path)
+        }
+        defer { modemSim?.stop() }
         let outbox = try Outbox(directory: stateDirectory + "/outbox", now: clock.now().wall)
-        let modem = GSMModem(port: try SerialPort(SerialConfiguration(path: modemSim.path)), outbox: outbox, logger: logger)
+        let modem = GSMModem(port: try SerialPort(serial), outbox: outbox,
+                             configuration: realModem?.modem ?? ModemConfiguration(), logger: logger)
         let panel = TerminalPanel(motor: motor, stateDirectory: stateDirectory, modem: modemSim, logger: logger, clock: clock)
         let presenter = ThreadedPresenter(panel: panel, logger: logger)
         let alarm = try? RealtimeAlarm()

@@ -4,6 +4,7 @@ import Logging
 import UnwindCore
 import UnwindDevice
 import UnwindHardware
+import UnwindModem
 import UnwindSim
 
 struct Unwind: ParsableCommand {
@@ -73,6 +74,17 @@ struct Sim: ParsableCommand {
     @Flag(help: "With --headless: skip frames.log (2 KB a frame).")
     var noFrames = false
 
+    @Option(help: ArgumentHelp("Drive a real modem on this tty (a USB dongle, a pseudo-terminal) instead of the simulated one.",
+                               valueName: "path"))
+    var modem: String?
+
+    @Option(help: "With --modem: the line's rate (default: modem.baud of --config, else 115200).")
+    var baud: Int?
+
+    @Option(help: ArgumentHelp("A device configuration to try: its modem (SIM PIN, service centre, validity), panic and counselling keys apply.",
+                               valueName: "file"))
+    var config: String?
+
     func run() throws {
         let settings = try device.settings()
         let logger = Logger(label: "unwind.sim")
@@ -96,8 +108,29 @@ struct Sim: ParsableCommand {
         } else {
             let stateDir = state ?? Self.defaultStateDirectory()
             say("Unwind simulator: state in \(stateDir)")
-            try TerminalSimulator(stateDirectory: stateDir, settings: settings,
-                                  contentDirectory: device.content, logger: logger).run()
+            var simulator = TerminalSimulator(stateDirectory: stateDir, settings: settings,
+                                              contentDirectory: device.content, logger: logger)
+            if let config {
+                let c = try loadConfiguration(config, logger: logger)
+                simulator.settings.panic = c.settings.panic
+                simulator.counselling = c.counselling
+                if modem != nil { simulator.realModem = (c.modem.serial, c.modem.modem) }
+            }
+            if let modem {
+                var serial = simulator.realModem?.serial ?? SerialConfiguration(path: modem)
+                serial.path = modem
+                if let baud {
+                    guard SerialConfiguration.supportedBauds.contains(baud) else {
+                        throw ValidationError("--baud \(baud) is not a supported rate; one of \(SerialConfiguration.supportedBauds.map(String.init).joined(separator: ", "))")
+                    }
+                    serial.baud = baud
+                }
+                simulator.realModem = (serial, simulator.realModem?.modem ?? ModemConfiguration())
+                say("Driving the modem on \(modem) at \(serial.baud) baud")
+            } else if baud != nil {
+                throw ValidationError("--baud goes with --modem PATH")
+            }
+            try simulator.run()
             say("Unwind simulator stopped; state kept in \(stateDir)")
         }
     }
