@@ -18,6 +18,9 @@ public enum AlertDelivery: Equatable, Sendable {
     case retrying(String)
     /// Will not be retried (an unassigned number): the person must know.
     case failed(String)
+    /// Cannot go out until someone fixes the device (no service centre on the SIM and none
+    /// configured); still retried, but the person is told to call instead of waiting.
+    case blocked(String)
     case cancelled
 
     /// The word on screen.
@@ -28,6 +31,7 @@ public enum AlertDelivery: Equatable, Sendable {
         case .sent: "SENT"
         case .retrying: "retrying"
         case .failed: "FAILED"
+        case .blocked: "CANNOT"
         case .cancelled: "cancelled"
         }
     }
@@ -321,7 +325,7 @@ extension DeviceCore {
         guard let i = state.panic.progress.firstIndex(where: { $0.slot == slot }) else { return }
         let was = state.panic.progress[i].delivery
         state.panic.progress[i].delivery = delivery
-        if case .failed = delivery, was != delivery {
+        if was != delivery, { if case .failed = delivery { true } else if case .blocked = delivery { true } else { false } }() {
             pulses(at: now.instant, count: 2, on: .milliseconds(400), off: .milliseconds(200), effects: &effects)
         }
         if !state.panic.allSentSignalled, state.panic.progress.allSatisfy({ $0.delivery == .sent }) {

@@ -94,6 +94,7 @@ public final class ModemAlertLink: AlertLink {
         case .queued: .queued
         case .sending: .sending
         case .sent: .sent
+        case .retrying(.noServiceCentre(configured: false), _): .blocked(SendProblem.noServiceCentre(configured: false).description)
         case .retrying(let p, _): .retrying(p.description)
         case .failed(let p): .failed(p.description)
         case .cancelled: .cancelled

@@ -596,6 +596,11 @@ public final class GSMModem {
     private func becomeReady() {
         stage = .ready
         status.link = .ready
+        // A problem the modem got over is history, not the state it is in now.
+        if let p = status.lastProblem {
+            logger.notice("modem recovered (it was: \(p))")
+            status.lastProblem = nil
+        }
         nextRefresh = now + (status.isRegistered ? configuration.timeouts.statusRefresh : configuration.timeouts.registrationPoll)
         let op = status.operatorName.map { ", \($0)" } ?? ""
         logger.notice("modem ready: SIM \(status.sim), \(registrationSummary), signal \(status.signal?.description ?? "unknown")\(op)")
@@ -781,6 +786,9 @@ public final class GSMModem {
                 } else {
                     tracked[k].entry.attempts += 1
                     setState(k, .sending)
+                    // On the card before the AT+CMGS goes out: the outbox never says "0 attempts"
+                    // of a message already on the line.
+                    persist(k)
                     start(.pduMode, timeout: t.command, job: .pduMode(id))
                 }
                 return
@@ -910,7 +918,7 @@ public final class GSMModem {
                 status.serviceCentre = "the SIM had none; setting \(centre.text) from the configuration"
                 failed(k, .noServiceCentre(configured: true), immediate: true)
             } else {
-                status.serviceCentre = "missing: set modem.smsc in the configuration"
+                status.serviceCentre = "missing: the SIM has none; set modem.service_centre in the configuration (/etc/unwind/unwind.conf) and restart unwind"
                 failed(k, .noServiceCentre(configured: false), immediate: false)
             }
         case 310...316:

@@ -136,7 +136,7 @@ public enum SendProblem: Equatable, Sendable, CustomStringConvertible {
         case .network(let c): "network error \(c)" + (SendProblem.cmsNames[c].map { " (\($0))" } ?? "")
         case .noServiceCentre(let configured):
             configured ? "the SIM had no message centre; set it from the configuration"
-                : "the SIM has no message centre number; set modem.smsc in the configuration"
+                : "the SIM has no message centre number; set modem.service_centre in the configuration"
         case .sim(let c): "SIM error \(c)" + (SendProblem.cmsNames[c].map { " (\($0))" } ?? "")
         case .modem(let what): "modem error (\(what))"
         case .rejected(let c): "rejected, error \(c)" + (SendProblem.cmsNames[c].map { " (\($0))" } ?? "")

@@ -129,6 +129,8 @@ public struct TerminalSimulator {
     public var realModem: (serial: SerialConfiguration, modem: ModemConfiguration)?
     /// The counselling line the configuration names (`unwind sim --config FILE`).
     public var counselling: CounsellingLine = .sfuCounselling
+    /// The latest warnings and errors `logger` wrote, for `unwind status` (as the daemon's).
+    public var recentLog: RecentLog?
 
     public init(stateDirectory: String, settings: DeviceSettings, contentDirectory: String? = nil, logger: Logger) {
         self.stateDirectory = stateDirectory
@@ -161,7 +163,8 @@ public struct TerminalSimulator {
         // The maintainer's commands work against the simulator too: `unwind status --state DIR`.
         let host = try MaintenanceHost(stateDirectory: stateDirectory,
                                        socketPath: MaintenanceHost.simulatorSocket(stateDirectory: stateDirectory),
-                                       contentDirectory: contentDirectory, logger: logger, now: clock.now().wall)
+                                       contentDirectory: contentDirectory, logger: logger, now: clock.now().wall,
+                                       recentLog: recentLog)
         defer { host.close() }
         let persistence = StatePersistence(store: store, logger: logger, writeInBackground: true, lock: host.lock)
         let help = DeviceContent.helpLibrary(in: DeviceContent.directory(override: contentDirectory))

@@ -108,8 +108,12 @@ struct Sim: ParsableCommand {
         } else {
             let stateDir = state ?? Self.defaultStateDirectory()
             say("Unwind simulator: state in \(stateDir)")
+            // Its log goes to sim.log; the latest warnings and errors also to `unwind status`.
+            let recent = RecentLog()
+            let simLogger = recent.logger(label: "unwind.sim") { EscapingLogHandler(StreamLogHandler.standardError(label: $0)) }
             var simulator = TerminalSimulator(stateDirectory: stateDir, settings: settings,
-                                              contentDirectory: device.content, logger: logger)
+                                              contentDirectory: device.content, logger: simLogger)
+            simulator.recentLog = recent
             if let config {
                 let c = try loadConfiguration(config, logger: logger)
                 simulator.settings.panic = c.settings.panic

@@ -29,6 +29,17 @@ import Testing
 
     var sent: [[AlertRequest]] { effects.compactMap { if case .sendAlerts(let r) = $0 { r } else { nil } } }
 
+    /// No service centre anywhere: the alerts cannot go out until the device is fixed. The
+    /// person is told at once (screen and two long pulses), not left watching "retrying".
+    @Test mutating func alertsThatCannotGoOutAreSaidAndFelt() {
+        press(.down(.panic), 0); tick(1.5)
+        let before = onsets.count
+        core.alertUpdate(slot: 0, delivery: .blocked("the SIM has no message centre number"), at: at(2), effects: &effects)
+        #expect(core.state.panic.progress(ofSlot: 0)?.word == "CANNOT")
+        #expect(onsets.count == before + 2, "two long pulses")
+        #expect(core.state.panic.progress(ofSlot: 0)?.isFinished == false, "still retried")
+    }
+
     /// A second PANIC while the first batch is on its way queues nothing twice; once one contact
     /// has failed for good, a PANIC sends that one again — and only that one.
     @Test mutating func aSecondPanicWhilePendingSendsNothingTwice() {

@@ -175,7 +175,8 @@ struct ModemScenarioTests {
         #expect(rig.ready())
         let id = rig.modem.send(alert(), slot: 1, at: rig.now)
         #expect(rig.run(until: { rig.modem.message(id)?.lastProblem == .noServiceCentre(configured: false) }))
-        #expect(rig.modem.status.serviceCentre == "missing: set modem.smsc in the configuration")
+        // The configuration key that really exists (it said "modem.smsc", which none does).
+        #expect(rig.modem.status.serviceCentre == "missing: the SIM has none; set modem.service_centre in the configuration (/etc/unwind/unwind.conf) and restart unwind")
         #expect(rig.settle(), "retried (the SIM may get one); the simulated one takes the second")
         #expect(!rig.sim.commands.contains { $0.hasPrefix("AT+CSCA") })
     }

@@ -23,6 +23,9 @@ struct SimRealModemTests {
             try Data("\(c.0)\n\(c.1)\nPanic attack, please call me.\n".utf8)
                 .write(to: URL(fileURLWithPath: dir + "/" + AlertSlotFile.name(slot: k + 1)))
         }
+        // A broken slot: logged at start, and `unwind status` must show it (it said "none").
+        try Data("\(String(repeating: "N", count: 41))\n+15550100004\nHelp\n".utf8)
+            .write(to: URL(fileURLWithPath: dir + "/" + AlertSlotFile.name(slot: 4)))
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/script")
         p.arguments = ["-qfec", "\(UnwindRun.executable) sim --state \(dir) --modem \(modem.path) --baud 115200", "/dev/null"]
@@ -56,6 +59,7 @@ struct SimRealModemTests {
         // What the person sees is what the wire says: every contact SENT, once.
         let shown = status()
         #expect(shown?.overlay == "alert status", "\(String(describing: shown?.overlay))")
+        #expect(shown?.recentErrors.contains { $0.contains("alert04.txt") } == true, "\(String(describing: shown?.recentErrors))")
         #expect(modem.delivered.count == contacts.count, "a contact got it twice")
         print("sim --modem: PANIC key → last +CMGS of \(contacts.count) alerts in \(lastConfirmed) (1.5 s of it the hold to arm)")
 

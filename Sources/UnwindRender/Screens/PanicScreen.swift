@@ -92,6 +92,11 @@ enum PanicScreen {
             var x = fb.text("Sending in ", font: .small, x: 1, y: 57, .off)
             x = fb.number(max(0, ((at - now).nanoseconds + 999_999_999) / 1_000_000_000), font: .small, x: x, y: 57, .off)
             fb.text("s. Any key cancels", font: .small, x: x, y: 57, .off)
+        } else if p.progress.contains(where: { if case .blocked = $0.delivery { true } else { false } }) {
+            // Alerts cannot go out: say so, and what to do now instead of waiting.
+            fb.fill(x: 0, y: 55, width: fb.width, height: 9)
+            let x = fb.text("Can't send. Call ", font: .small, x: 1, y: 57, .off)
+            fb.text(p.counselling.displayNumber, font: .small, x: x, y: 57, .off, maxCharacters: (fb.width - x) / 4)
         } else {
             fb.fill(x: 0, y: 55, width: fb.width, height: 9)
             fb.text("SELECT: breathe  other: OK", font: .small, x: 1, y: 57, .off)
