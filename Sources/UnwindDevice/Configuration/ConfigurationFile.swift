@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import UnwindCore
+import UnwindHardware
 
 /// Reading the configuration file: the one path `unwind run`, `unwind config check` and every
 /// maintainer's command take, so all three accept and refuse the same files with the same
@@ -72,41 +73,15 @@ public enum ConfigurationFile {
     /// The file's text, checked to be a regular file of at most `maximumSize` bytes of UTF-8
     /// without control characters; nil when there is no such file.
     public static func readText(_ path: String) throws(Failure) -> String? {
-        // The kind is looked at before opening: opening a FIFO blocks, and opening some devices
-        // acts (a watchdog starts counting, a modem line rises).
-        var info = stat()
-        if stat(path, &info) != 0 {
-            let e = errno
-            if e == ENOENT {
-                // A link to nothing is a mistake to show, not a missing file to replace with defaults.
-                if lstat(path, &info) == 0 { throw .unreadable(path: path, reason: "it is a symbolic link to a file that does not exist") }
-                return nil
+        let bytes: [UInt8]
+        do { bytes = try NamedFile.read(path, limit: maximumSize) } catch {
+            switch error {
+            case .missing: return nil
+            case .danglingLink: throw .unreadable(path: path, reason: "it is a symbolic link to a file that does not exist")
+            case .unreadable(let e): throw .unreadable(path: path, reason: reason(e))
+            case .notARegularFile(let kind): throw .notARegularFile(path: path, kind: kind)
+            case .tooLarge(let size): throw .tooLarge(path: path, size: size)
             }
-            throw .unreadable(path: path, reason: reason(e))
-        }
-        if let kind = kindIfNotRegular(info.st_mode) { throw .notARegularFile(path: path, kind: kind) }
-        if Int(info.st_size) > maximumSize { throw .tooLarge(path: path, size: Int(info.st_size)) }
-
-        // O_NONBLOCK: should the path have been swapped for a FIFO since stat, open still
-        // returns at once, and fstat below refuses it.
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
-        if fd < 0 { throw .unreadable(path: path, reason: reason(errno)) }
-        defer { close(fd) }
-        if fstat(fd, &info) != 0 { throw .unreadable(path: path, reason: reason(errno)) }
-        if let kind = kindIfNotRegular(info.st_mode) { throw .notARegularFile(path: path, kind: kind) }
-
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .unreadable(path: path, reason: reason(errno))
-            }
-            if n == 0 { break }
-            bytes += chunk[0..<n]
-            // The file may have grown since fstat.
-            if bytes.count > maximumSize { throw .tooLarge(path: path, size: bytes.count) }
         }
         return try decode(bytes, path: path)
     }
@@ -146,18 +121,6 @@ public enum ConfigurationFile {
         // Counting the characters before it on its line (all valid UTF-8: it is the first that is not).
         let column = String(decoding: bytes[lineStart..<before.endIndex], as: UTF8.self).unicodeScalars.count + 1
         return (line, column)
-    }
-
-    static func kindIfNotRegular(_ mode: mode_t) -> String? {
-        switch mode & S_IFMT {
-        case S_IFREG: nil
-        case S_IFDIR: "a directory"
-        case S_IFIFO: "a FIFO (named pipe)"
-        case S_IFSOCK: "a socket"
-        case S_IFCHR: "a character device"
-        case S_IFBLK: "a block device"
-        default: "not a regular file"
-        }
     }
 
     static func reason(_ e: Int32) -> String {

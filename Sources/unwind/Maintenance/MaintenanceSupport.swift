@@ -79,30 +79,17 @@ func localTimeText(_ t: Int64, zone: TimeZone = .current) -> String {
 
 // MARK: - Files
 
-/// A whole file, with a clear error for each way reading it fails.
+/// A whole file the maintainer names, with a clear error for each way reading it fails (a
+/// FIFO or a device is never opened: see `NamedFile`).
 func readFile(_ path: String, limit: Int) throws(ControlFailure) -> [UInt8] {
-    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-    if fd < 0 { throw .failed("cannot read \(path): \(String(cString: strerror(errno)))") }
-    defer { close(fd) }
-    var info = stat()
-    if fstat(fd, &info) != 0 { throw .failed("cannot read \(path): \(String(cString: strerror(errno)))") }
-    switch info.st_mode & S_IFMT {
-    case S_IFREG: break
-    case S_IFDIR: throw .failed("cannot read \(path): it is a directory")
-    default: throw .failed("cannot read \(path): not a regular file")
-    }
-    if Int(info.st_size) > limit { throw .input("\(path) is \(info.st_size) bytes; at most \(limit) expected here") }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-    while true {
-        let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        if n < 0 {
-            if errno == EINTR { continue }
-            throw .failed("cannot read \(path): \(String(cString: strerror(errno)))")
+    do { return try NamedFile.read(path, limit: limit) } catch {
+        switch error {
+        case .missing: throw .failed("cannot read \(path): No such file or directory")
+        case .danglingLink: throw .failed("cannot read \(path): it is a symbolic link to a file that does not exist")
+        case .unreadable(let e): throw .failed("cannot read \(path): \(String(cString: strerror(e)))")
+        case .notARegularFile(let kind): throw .failed("cannot read \(path): it is \(kind)")
+        case .tooLarge(let size): throw .input("\(path) is \(size) bytes; at most \(limit) expected here")
         }
-        if n == 0 { return bytes }
-        bytes += chunk[0..<n]
-        if bytes.count > limit { throw .input("\(path) is more than \(limit) bytes; at most \(limit) expected here") }
     }
 }
 
