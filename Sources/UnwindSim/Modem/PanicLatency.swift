@@ -22,7 +22,7 @@ public func measurePanicLatency(alerts count: Int = 5, baud: Int = 115_200, dire
     let dir = directory ?? NSTemporaryDirectory() + "unwind-panic-latency-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
     defer { if directory == nil { try? FileManager.default.removeItem(atPath: dir) } }
     var logger = Logger(label: "unwind.bench.modem")
-    logger.logLevel = ProcessInfo.processInfo.environment["UNWIND_DEBUG"] != nil ? .trace : .warning
+    logger.logLevel = .warning
     let port = try SerialPort(SerialConfiguration(path: sim.path, baud: baud))
     let modem = GSMModem(port: port, outbox: try Outbox(directory: dir), random: SeededRandom(seed: 1), logger: logger)
     defer { modem.close() }
