@@ -96,6 +96,9 @@ public struct ATEngine: Sendable {
     private var droppingStaleResult = false
     /// Answers dropped because they belonged to another command (for the log and the tests).
     public private(set) var staleAnswersDropped = 0
+    /// The lines kept for the command in flight: a modem that floods the line must not grow
+    /// memory without end (no real answer has more than a few dozen lines).
+    public static let maximumLinesKept = 64
 
     public init(settings: Settings = Settings()) {
         self.settings = settings
@@ -265,33 +268,42 @@ public struct ATEngine: Sendable {
             }
             if current.isSubmit, case .prompt = phase, text == "OK" || text.hasPrefix("+CMGS:") {
                 staleAnswersDropped += 1  // nothing of this submit has reached the modem yet
-                info.append("(dropped, before the prompt) " + text)
+                keep("(dropped, before the prompt) " + text)
                 return
             }
             if let prefix = current.responsePrefix, text.hasPrefix(prefix) {
                 if case .result(let r, let t, nil) = phase, current.isSubmit {
                     let mr = Int(text.dropFirst(prefix.count).split(separator: ",").first.map { String($0).trimmingSpaces } ?? "")
-                    if let mr, mr == r.staleReference {
+                    guard let mr, (0...255).contains(mr) else {
+                        // Noise that starts like a confirmation is not one (TP-MR is 0–255).
                         staleAnswersDropped += 1
-                        droppingStaleResult = true
-                        info.append("(dropped, the previous submit's reference) " + text)
+                        keep("(dropped, no reference) " + text)
                         return
                     }
-                    phase = .result(r, deadline: min(t, now + settings.resultGrace), reference: mr ?? 0)
-                } else {
-                    info.append(text)
+                    if mr == r.staleReference {
+                        staleAnswersDropped += 1
+                        droppingStaleResult = true
+                        keep("(dropped, the previous submit's reference) " + text)
+                        return
+                    }
+                    phase = .result(r, deadline: min(t, now + settings.resultGrace), reference: mr)
+                } else if info.count < 2 * Self.maximumLinesKept {
+                    info.append(text)  // the answer itself gets room beyond the noise's share
                 }
                 return
             }
             if droppingStaleResult, text == "OK", case .result(_, _, nil) = phase {
                 droppingStaleResult = false
                 staleAnswersDropped += 1
-                info.append("(dropped, the OK of a repeated +CMGS) OK")
+                keep("(dropped, the OK of a repeated +CMGS) OK")
                 return
             }
             if let outcome = finalResult(text, for: current) {
                 var o = outcome
-                if case .result(_, _, let reference?) = phase { o = .submitted(messageReference: reference) }
+                if case .result(_, _, let reference?) = phase {
+                    // A confirmation followed by an error contradicts itself: in doubt, not sent.
+                    o = outcome == .ok ? .submitted(messageReference: reference) : .timedOut(afterPrompt: true)
+                }
                 finish(current, o, into: &events)
                 return
             }
@@ -301,10 +313,14 @@ public struct ATEngine: Sendable {
             return
         }
         if current != nil {
-            info.append(text)
+            keep(text)
         } else {
             events.append(.unrecognized(text))
         }
+    }
+
+    private mutating func keep(_ line: String) {
+        if info.count < Self.maximumLinesKept { info.append(line) }
     }
 
     private func finalResult(_ text: String, for command: ATCommand) -> ATOutcome? {

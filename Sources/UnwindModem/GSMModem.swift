@@ -66,6 +66,17 @@ public final class GSMModem {
     var modemErrorStreak = 0
     /// The reference of the last `+CMGS` credited: a repeat of it answers no later PDU.
     var lastSubmitReference: Int?
+    /// When the last PDU was written (its answer may come until then + the submit timeout).
+    var lastPDUWrittenAt: Instant?
+    /// A PDU ended in doubt and its answer may still come until then: a `+CMGS` before then
+    /// cannot be told from that late answer (27.005 gives it nothing to match), so it credits
+    /// nothing — the message it came for is "in doubt" too and is sent again once the window
+    /// has closed. First attempts still go out meanwhile: every contact gets the alert at once,
+    /// the screen says "retrying" until a confirmation can be trusted, and a contact gets at
+    /// most one copy too many.
+    var doubtfulUntil: Instant?
+    /// The last time a power warning was logged (a modem can repeat it many times a second).
+    var lastPowerWarning: Instant?
     /// Set by a submit that ended in doubt: its answer may still come, so the resynchronisation
     /// takes only a clean `OK` to `AT` (nothing else in its window) as the line being quiet.
     var resyncAfterSubmit = false
@@ -393,6 +404,7 @@ public final class GSMModem {
         case .unsolicited(let code):
             unsolicited(code)
         case .promptAnswered(let command):
+            lastPDUWrittenAt = now
             logger.debug("prompt seen; PDU written for \(command.line)")
         case .strayPrompt:
             logger.warning("a '> ' prompt nobody asked for: closed with ESC, nothing typed into it")
@@ -451,7 +463,11 @@ public final class GSMModem {
             }
         case .power(let line):
             status.lastProblem = "modem power: \(line)"
-            logger.error("modem: \(line) (check the modem's power supply: it needs 2 A peaks)")
+            // Once a minute at most: a brown-out can repeat this many times a second.
+            if lastPowerWarning.map({ now - $0 >= .seconds(60) }) ?? true {
+                lastPowerWarning = now
+                logger.error("modem: \(line) (check the modem's power supply: it needs 2 A peaks)")
+            }
             events.append(.statusChanged)
         case .ring, .newMessage, .statusReport, .signal, .other:
             logger.debug("modem: \(code)")
@@ -781,8 +797,11 @@ public final class GSMModem {
                 if tracked[k].inAttempt {
                     let part = tracked[k].entry.partsSent
                     let timeout = tracked[k].entry.attempts <= 1 ? min(t.firstSubmit, t.submit) : t.submit
+                    // A repeat of the previous reference is dropped on a first attempt only: a modem
+                    // that always answers the same reference then costs one resend, not forever.
                     start(.submit(tracked[k].pdus[part]), timeout: timeout, promptTimeout: t.prompt,
-                          staleReference: lastSubmitReference, job: .submit(id, part: part + 1))
+                          staleReference: tracked[k].entry.attempts <= 1 ? lastSubmitReference : nil,
+                          job: .submit(id, part: part + 1))
                 } else {
                     tracked[k].entry.attempts += 1
                     setState(k, .sending)
@@ -818,6 +837,7 @@ public final class GSMModem {
     /// one tried least often, oldest first — so every contact's first attempt goes out before
     /// anyone's second, and one contact's trouble never holds the others back.
     private func nextMessage() -> Int? {
+        if let until = doubtfulUntil, now >= until { doubtfulUntil = nil }
         if let k = tracked.firstIndex(where: { $0.inAttempt && $0.nextAttempt <= now && !$0.cancelRequested }) { return k }
         guard canSend else { return nil }
         var best: Int?
@@ -856,6 +876,13 @@ public final class GSMModem {
         }
         switch r.outcome {
         case .submitted(let mr):
+            if let until = doubtfulUntil, now < until {
+                logger.warning("\(id): +CMGS: \(mr) came while an earlier message was in doubt until \(until); it may be that one's late answer — this one is in doubt too, sent again after the wait")
+                failed(k, .noConfirmation, immediate: false)
+                tracked[k].nextAttempt = until
+                if case .retrying(let p, _) = tracked[k].state { tracked[k].state = .retrying(p, next: until) }
+                return
+            }
             partSent(k, part: part, reference: mr)
             return
         case .promptTimedOut, .timedOut(afterPrompt: false):
@@ -865,6 +892,10 @@ public final class GSMModem {
         case .timedOut(afterPrompt: true), .ok:
             failed(k, .noConfirmation, immediate: true)
             resyncAfterSubmit = true
+            if let written = lastPDUWrittenAt {
+                let until = written + configuration.timeouts.submit
+                doubtfulUntil = max(doubtfulUntil ?? until, until)
+            }
             recover()
         case .cmsError(let code):
             cmsError(k, code)

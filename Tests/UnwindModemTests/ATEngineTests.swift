@@ -235,3 +235,24 @@ struct ATEngineTests {
         #expect(!RegistrationState(stat: 2).isRegistered && !RegistrationState(stat: 3).isRegistered)
     }
 }
+
+/// A modem flooding the line (the outside review's F5: 94 MB of garbage during a wait grew the
+/// daemon past 128 MB): the lines kept for the command in flight are capped.
+@Suite("AT engine: a flooding modem")
+struct ATEngineFloodTests {
+    @Test func aFloodOfLinesKeepsAtMostTheCap() {
+        var engine = ATEngine()
+        var events: [ATEvent] = []
+        engine.start(ATRequest(.signalQuality, timeout: .seconds(1)), at: .zero)
+        let garbage = Array(String(repeating: "G", count: 900).appending("\r\n").utf8)
+        for _ in 0..<5_000 { engine.receive(garbage, at: .zero, into: &events) }
+        engine.receive(Array("+CSQ: 21,99\r\nOK\r\n".utf8), at: .zero, into: &events)
+        guard case .completed(_, let response)? = events.last else {
+            Issue.record("no completion: \(events.suffix(2))")
+            return
+        }
+        #expect(response.outcome == .ok)
+        #expect(response.lines.count <= ATEngine.maximumLinesKept + 1)
+        #expect(response.value("+CSQ:") == "21,99", "the answer itself survives the noise")
+    }
+}

@@ -131,5 +131,53 @@ struct PanicTruthTests {
         #expect(rig.settle(within: .seconds(2)))
         #expect(rig.sim.submitCount == submitsBefore, "the test was sent again after the restart")
     }
+
+    /// A modem that answers AT while an earlier submit is still pending (the outside review's
+    /// F1): Mum's confirmation comes late, while Dad's PDU — which the network refuses — waits.
+    /// The late `+CMGS` must not make Dad "SENT": inside the window in which Mum's answer may
+    /// still come, a confirmation credits nothing, and both are sent again once it has closed.
+    @Test func aLateConfirmationWhileTheNextContactWaitsCreditsNobody() throws {
+        var script = ModemScript()
+        script.submits[1] = SubmitPlan(resultDelay: .milliseconds(700))
+        script.submits[2] = SubmitPlan(result: .cmsError(38), resultDelay: .milliseconds(500))
+        let rig = try ModemRig(script: script) { c in
+            c.timeouts.firstSubmit = .milliseconds(300)
+            c.timeouts.submit = .milliseconds(1500)
+        }
+        #expect(rig.ready())
+        let a = rig.modem.send(alert("Mum", "+15550100001", "Please call me."), slot: 1, at: rig.now)
+        let b = rig.modem.send(alert("Dad", "+15550100002", "Please call me too."), slot: 2, at: rig.now)
+        // Until Dad's refusal has come, Dad is never SENT.
+        #expect(rig.run(until: { rig.sim.submitCount >= 2 }, within: .seconds(3)))
+        let end = ContinuousClock.now + .milliseconds(900)
+        while ContinuousClock.now < end {
+            _ = rig.run(until: { false }, within: .milliseconds(20))
+            if case .sent = rig.modem.message(b)?.state {
+                Issue.record("Dad shown SENT on Mum's late +CMGS (\(rig.sim.submitCount) submits)")
+                break
+            }
+        }
+        #expect(rig.settle(within: .seconds(10)))
+        // Dad's message really went out (the simulator records only accepted parts), and Mum's.
+        #expect(rig.sim.delivered.contains { $0.number == "+15550100002" }, "Dad never got it: \(rig.sim.delivered)")
+        #expect(rig.sim.possiblyDelivered.contains { $0.number == "+15550100001" })
+        for id in [a, b] { if case .sent = rig.modem.message(id)?.state {} else { Issue.record("\(id): \(String(describing: rig.modem.message(id)))") } }
+        expectClean(rig.sim)
+    }
+
+    /// Contradictory or unreadable confirmations are not confirmations (F3, F4): `+CMGS: 5`
+    /// then `+CMS ERROR: 500`, and `+CMGS:` with no number, leave the message in doubt.
+    @Test(arguments: [["+CMGS: 5", "+CMS ERROR: 500"], ["+CMGS: \u{FFFD}", "OK"]])
+    func aConfirmationThatSaysTwoThingsIsInDoubt(_ lines: [String]) throws {
+        var script = ModemScript()
+        script.submits[1] = SubmitPlan(corruptedResult: lines)
+        let rig = try ModemRig(script: script)
+        #expect(rig.ready())
+        let id = rig.modem.send(alert(), slot: 1, at: rig.now)
+        #expect(rig.run(until: { rig.modem.message(id)?.lastProblem != nil }, within: .seconds(3)), "\(lines) was taken as sent")
+        #expect(rig.settle(within: .seconds(5)))
+        #expect(rig.sim.submitCount >= 2, "sent again: \(rig.sim.submitCount)")
+        if case .sent = rig.modem.message(id)?.state {} else { Issue.record("\(String(describing: rig.modem.message(id)))") }
+    }
 }
 

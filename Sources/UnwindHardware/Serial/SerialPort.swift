@@ -143,7 +143,9 @@ public final class SerialPort: SerialTransport {
     public func read(into bytes: inout [UInt8]) throws(DeviceError) -> Int {
         guard let fd = descriptor else { throw failure("read", EBADF) }
         var total = 0
-        while true {
+        // At most this much a call: a modem (a USB one is not held to the baud rate) that floods
+        // the line must not keep one pass of the loop reading; the rest waits for the next pass.
+        while total < Self.maximumReadPerCall {
             let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if n > 0 {
                 bytes.append(contentsOf: chunk[0..<n])
@@ -158,7 +160,11 @@ public final class SerialPort: SerialTransport {
             default: throw failure("read", errno)
             }
         }
+        return total
     }
+
+    /// Three seconds of a 115200-baud line; a pass of the loop reads no more than this.
+    static let maximumReadPerCall = 32 * 1024
 
     /// write(2) once (retried on EINTR); EAGAIN writes nothing and returns 0.
     public func write(_ bytes: ArraySlice<UInt8>) throws(DeviceError) -> Int {
