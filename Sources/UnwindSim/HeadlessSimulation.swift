@@ -45,6 +45,9 @@ public struct HeadlessSimulation {
     public var alerts = ScriptedAlertLink()
     /// The display's bus: the driver sends every frame through it to an SSD1306 model.
     public var busCapabilities: I2CCapabilities = [.plainI2C, .smbusBlockWrite]
+    /// The SSD1306 driver's settings: `busSpeedHz` sets its per-frame budget (at 100 kHz a
+    /// whole-screen change is held over several frames, as on a Pi at the default bus speed).
+    public var panelConfiguration = SSD1306.Configuration()
     /// A control socket the loop services (optional: on simulated time a command's requests are
     /// answered between simulated frames).
     public var control: ControlServer?
@@ -92,7 +95,7 @@ public struct HeadlessSimulation {
         }
         let model = SSD1306Model()
         let i2c = SimulatedI2CBus(capabilities: busCapabilities, model: model, clock: { time.instant })
-        let driver = SSD1306(bus: i2c, logger: logger, clock: { time.instant })
+        let driver = SSD1306(bus: i2c, configuration: panelConfiguration, logger: logger, clock: { time.instant })
         let panel = RecordingDisplayControl(clock: time, driver: driver)
         let motor = SimulatedMotor(clock: time)
         let buttons = SimulatedButtons(clock: time)
@@ -185,6 +188,8 @@ public struct HeadlessSimulation {
             i2c_bytes=\(r.bus.total.bytes)
             i2c_transfers=\(r.bus.total.transfers)
             i2c_full_frames=\(r.bus.fullFrames)
+            i2c_bus_speed_hz=\(panelConfiguration.busSpeedHz)
+            i2c_frames_held_over=\(r.bus.framesDeferred)
             alerts_requested=\(r.alertRequests.count)
 
             """)

@@ -78,3 +78,32 @@ import UnwindCore
         #expect(lines(0, 0).first?.unicodeScalars.count == 130)
     }
 }
+
+@Suite struct PressFeedbackScreenTests {
+    @Test func theMenuBarBracketsThePageAPageReleaseOpens() {
+        for page in Page.allCases {
+            var state = DeviceCore().state
+            state.page = page
+            var plain = Framebuffer(), pressed = Framebuffer()
+            Screen.render(state, at: .seconds(1), into: &plain)
+            state.pagePressed = true
+            Screen.render(state, at: .seconds(1), into: &pressed)
+            let x = page.next.rawValue * 32
+            #expect(!plain[x + 1, 4] && pressed[x + 1, 4] && pressed[x + 30, 4])
+            // Only the current tab is filled (its top row lit), pressed or not.
+            #expect(!pressed[x + 1, 0] && pressed[page.rawValue * 32 + 1, 0])
+        }
+    }
+
+    @Test func selectHeldChangesTheMantraAndAlertPages() {
+        for page in [Page.affirmations, .panic] {
+            var state = DeviceCore(mantras: ["Breathe."]).state
+            state.page = page
+            var plain = Framebuffer(), pressed = Framebuffer()
+            Screen.render(state, at: .seconds(1), into: &plain)
+            state.selectPressed = true
+            Screen.render(state, at: .seconds(1), into: &pressed)
+            #expect(plain.bytes != pressed.bytes)
+        }
+    }
+}
