@@ -48,6 +48,11 @@ public struct HeadlessSimulation {
     /// The SSD1306 driver's settings: `busSpeedHz` sets its per-frame budget (at 100 kHz a
     /// whole-screen change is held over several frames, as on a Pi at the default bus speed).
     public var panelConfiguration = SSD1306.Configuration()
+    /// Debounce and long-press threshold (`buttons.*` of a configuration).
+    public var buttonTiming = ButtonClassifier.Timing()
+    /// The counselling line and its website (`counselling.*` of a configuration).
+    public var counselling = CounsellingLine.sfuCounselling
+    public var counsellingWebsite = DeviceConfiguration().counsellingWebsite
     /// A control socket the loop services (optional: on simulated time a command's requests are
     /// answered between simulated frames).
     public var control: ControlServer?
@@ -108,7 +113,8 @@ public struct HeadlessSimulation {
         let persistence = StatePersistence(store: store, logger: logger, writeInBackground: false)
         let help = DeviceContent.helpLibrary(in: DeviceContent.directory(override: contentDirectory))
         let core = DeviceCore.starting(settings: settings, persistence: persistence, help: help, now: time.now().wall,
-                                       content: DeviceContent.directory(override: contentDirectory))
+                                       content: DeviceContent.directory(override: contentDirectory),
+                                       counselling: counselling, website: counsellingWebsite)
 
         var frames: LogFile?
         var i2cLog: LogFile?
@@ -132,7 +138,7 @@ public struct HeadlessSimulation {
         }
 
         let loop = DeviceLoop(core: core, clock: time, waiter: time, buttons: buttons, motor: motor,
-                              presenter: display, persistence: persistence, logger: logger,
+                              presenter: display, persistence: persistence, buttonTiming: buttonTiming, logger: logger,
                               alarm: time, displayControl: panel, camera: camera, alerts: alerts, control: control)
         loop.onGesture = { g, at in gestures.append((at, g)) }
         let end = time.start + script.end

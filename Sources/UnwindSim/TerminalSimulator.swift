@@ -189,6 +189,8 @@ public struct TerminalSimulator {
     public var recentLog: RecentLog?
     /// The panel's contrast, rotation and bus speed (`--config`'s display keys).
     public var panelConfiguration = SSD1306.Configuration()
+    public var buttonTiming = ButtonClassifier.Timing()
+    public var counsellingWebsite = DeviceConfiguration().counsellingWebsite
 
     public init(stateDirectory: String, settings: DeviceSettings, contentDirectory: String? = nil, logger: Logger) {
         self.stateDirectory = stateDirectory
@@ -226,11 +228,10 @@ public struct TerminalSimulator {
         defer { host.close() }
         let persistence = StatePersistence(store: store, logger: logger, writeInBackground: true, lock: host.lock)
         let help = DeviceContent.helpLibrary(in: DeviceContent.directory(override: contentDirectory))
-        var settings = settings
-        settings.timeZone = .current
         let core = host.loading {
             DeviceCore.starting(settings: settings, persistence: persistence, help: help, now: clock.now().wall,
-                                content: DeviceContent.directory(override: contentDirectory), counselling: counselling)
+                                content: DeviceContent.directory(override: contentDirectory), counselling: counselling,
+                                website: counsellingWebsite)
         }
         // A simulated GSM modem on a real pseudo-terminal, driven through the real AT engine —
         // or a real modem (`--modem PATH`): a USB dongle, or a modem simulator somebody else wrote.
@@ -276,7 +277,7 @@ public struct TerminalSimulator {
         }
 
         let loop = DeviceLoop(core: core, clock: clock, waiter: waiter, buttons: buttons, motor: motor,
-                              presenter: presenter, persistence: persistence, logger: logger,
+                              presenter: presenter, persistence: persistence, buttonTiming: buttonTiming, logger: logger,
                               alarm: alarm, displayControl: panel, alerts: ModemAlertLink(modem: modem), control: host.server)
         loop.run(until: { buttons.quit || terminalStop.load(ordering: .relaxed) })
     }
