@@ -148,7 +148,7 @@ public final class ModemSimulator: Sendable {
             let made = String(cString: dir)
             self.directory = made
             ownsDirectory = true
-            Self.live.withLock { $0.insert(made) }
+            _ = Self.live.withLock { $0.insert(made) }
             Self.removeAtExit()
         }
         path = self.directory + "/ttyMODEM"
