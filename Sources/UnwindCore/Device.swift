@@ -202,6 +202,13 @@ public struct DeviceState: Equatable, Sendable {
     public var breathing: BreathingState
     /// "Stop first" is shown until this instant after PAGE was pressed during a session.
     public var lockNoticeUntil: Instant?
+    /// PAGE is down on a page (no overlay): the menu bar marks the page its release opens. PAGE
+    /// acts on release so that holding it can open help instead; this is the press's answer
+    /// within a frame.
+    public var pagePressed = false
+    /// SELECT is down on the mantra or alert page, where it acts on release (holding it means
+    /// something else there): the page shows the press at once.
+    public var selectPressed = false
     public var help: HelpLibrary
     public var grounding = GroundingState()
     public var mantras: MantraList
@@ -303,6 +310,9 @@ public struct DeviceCore: Sendable {
     // MARK: Buttons
 
     public mutating func handle(_ gesture: ButtonGesture, at now: Moment, effects: inout [Effect]) {
+        // Whatever else the rest of a PAGE press does (or is swallowed), the mark goes with it.
+        if gesture.button == .page, gesture != .down(.page) { state.pagePressed = false }
+        if gesture.button == .select, gesture != .down(.select) { state.selectPressed = false }
         if isSwallowed(gesture) { return }
         if gesture.button == .panic {
             state.display.lastActivity = now.instant
@@ -340,6 +350,15 @@ public struct DeviceCore: Sendable {
         case .none: break
         }
         switch gesture {
+        case .down(.page):
+            // Answered on the press: the locked notice at once, else the mark on the next page.
+            if state.breathing.isRunning {
+                state.lockNoticeUntil = now.instant + settings.lockNotice
+            } else {
+                state.pagePressed = true
+            }
+        case .down(.select) where state.page == .affirmations || state.page == .panic:
+            state.selectPressed = true
         case .short(.page):
             if state.breathing.isRunning {
                 state.lockNoticeUntil = now.instant + settings.lockNotice

@@ -45,6 +45,14 @@ public struct HeadlessSimulation {
     public var alerts = ScriptedAlertLink()
     /// The display's bus: the driver sends every frame through it to an SSD1306 model.
     public var busCapabilities: I2CCapabilities = [.plainI2C, .smbusBlockWrite]
+    /// The SSD1306 driver's settings: `busSpeedHz` sets its per-frame budget (at 100 kHz a
+    /// whole-screen change is held over several frames, as on a Pi at the default bus speed).
+    public var panelConfiguration = SSD1306.Configuration()
+    /// Debounce and long-press threshold (`buttons.*` of a configuration).
+    public var buttonTiming = ButtonClassifier.Timing()
+    /// The counselling line and its website (`counselling.*` of a configuration).
+    public var counselling = CounsellingLine.sfuCounselling
+    public var counsellingWebsite = DeviceConfiguration().counsellingWebsite
     /// A control socket the loop services (optional: on simulated time a command's requests are
     /// answered between simulated frames).
     public var control: ControlServer?
@@ -92,7 +100,7 @@ public struct HeadlessSimulation {
         }
         let model = SSD1306Model()
         let i2c = SimulatedI2CBus(capabilities: busCapabilities, model: model, clock: { time.instant })
-        let driver = SSD1306(bus: i2c, logger: logger, clock: { time.instant })
+        let driver = SSD1306(bus: i2c, configuration: panelConfiguration, logger: logger, clock: { time.instant })
         let panel = RecordingDisplayControl(clock: time, driver: driver)
         let motor = SimulatedMotor(clock: time)
         let buttons = SimulatedButtons(clock: time)
@@ -105,7 +113,8 @@ public struct HeadlessSimulation {
         let persistence = StatePersistence(store: store, logger: logger, writeInBackground: false)
         let help = DeviceContent.helpLibrary(in: DeviceContent.directory(override: contentDirectory))
         let core = DeviceCore.starting(settings: settings, persistence: persistence, help: help, now: time.now().wall,
-                                       content: DeviceContent.directory(override: contentDirectory))
+                                       content: DeviceContent.directory(override: contentDirectory),
+                                       counselling: counselling, website: counsellingWebsite)
 
         var frames: LogFile?
         var i2cLog: LogFile?
@@ -129,7 +138,7 @@ public struct HeadlessSimulation {
         }
 
         let loop = DeviceLoop(core: core, clock: time, waiter: time, buttons: buttons, motor: motor,
-                              presenter: display, persistence: persistence, logger: logger,
+                              presenter: display, persistence: persistence, buttonTiming: buttonTiming, logger: logger,
                               alarm: time, displayControl: panel, camera: camera, alerts: alerts, control: control)
         loop.onGesture = { g, at in gestures.append((at, g)) }
         let end = time.start + script.end
@@ -185,6 +194,8 @@ public struct HeadlessSimulation {
             i2c_bytes=\(r.bus.total.bytes)
             i2c_transfers=\(r.bus.total.transfers)
             i2c_full_frames=\(r.bus.fullFrames)
+            i2c_bus_speed_hz=\(panelConfiguration.busSpeedHz)
+            i2c_frames_held_over=\(r.bus.framesDeferred)
             alerts_requested=\(r.alertRequests.count)
 
             """)

@@ -38,17 +38,27 @@ final class KeyboardButtons: ButtonLines {
     let scheduled: SimulatedButtons
     var quit = false
     var pendingEscape: [UInt8] = []
+    /// Called on the loop's thread after the terminal changed size.
+    var onResize: (() -> Void)?
 
     init(clock: DeviceClock) {
         self.clock = clock
         self.scheduled = SimulatedButtons(clock: clock)
     }
 
-    var pollDescriptors: [Int32] { [STDIN_FILENO] }
+    var pollDescriptors: [Int32] {
+        let r = resizePipe.read.load(ordering: .relaxed)
+        return r >= 0 ? [STDIN_FILENO, r] : [STDIN_FILENO]
+    }
     var nextEdgeTime: Instant? { scheduled.nextEdgeTime }
 
     func readEdges(into edges: inout [ButtonEdge]) throws(DeviceError) {
         var buf = [UInt8](repeating: 0, count: 64)
+        let r = resizePipe.read.load(ordering: .relaxed)
+        if r >= 0 && read(r, &buf, buf.count) > 0 {
+            while read(r, &buf, buf.count) > 0 {}
+            onResize?()
+        }
         let n = read(STDIN_FILENO, &buf, buf.count)
         if n > 0 {
             let now = clock.now().instant
@@ -74,24 +84,57 @@ final class KeyboardButtons: ButtonLines {
     }
 }
 
-/// The OLED drawn in the terminal with half blocks, the motor's state and the key legend beneath.
-/// Each frame goes through the real SSD1306 driver onto a simulated I²C bus, and the terminal
-/// shows what the SSD1306 model decoded: what you see is what the bytes say.
+/// SIGWINCH's self-pipe: the handler may only write(2); the loop polls the read end and redraws.
+enum resizePipe {
+    static let read = Atomic<Int32>(-1)
+    static let write = Atomic<Int32>(-1)
+
+    static func open() {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { return }
+        for fd in fds {
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        }
+        read.store(fds[0], ordering: .relaxed)
+        write.store(fds[1], ordering: .relaxed)
+        signal(SIGWINCH) { _ in
+            var b: UInt8 = 1
+            let saved = errno
+            _ = Glibc.write(resizePipe.write.load(ordering: .relaxed), &b, 1)
+            errno = saved
+        }
+    }
+
+    static func close() {
+        signal(SIGWINCH, SIG_DFL)
+        for fd in [read.exchange(-1, ordering: .relaxed), write.exchange(-1, ordering: .relaxed)] where fd >= 0 { Glibc.close(fd) }
+    }
+}
+
+/// The OLED drawn in the terminal, the motor's state and the key legend beneath, fitted to the
+/// terminal's size (half blocks, braille, or how big it must be). Each frame goes through the
+/// real SSD1306 driver onto a simulated I²C bus, and the terminal shows what the SSD1306 model
+/// decoded: what you see is what the bytes say.
 final class TerminalPanel: DisplayPanel, DisplayControl, @unchecked Sendable {
     let motor: SimulatedMotor
     let stateDirectory: String
     let driver: SSD1306
     let model: SSD1306Model
     let modem: ModemSimulator?
+    /// Frames are drawn on the presenter's thread, a resize redraws on the loop's.
+    let drawing = Mutex<Void>(())
     var text = ""
+    var layout = TerminalLayout.measure(STDOUT_FILENO)
 
-    init(motor: SimulatedMotor, stateDirectory: String, modem: ModemSimulator?, logger: Logger, clock: LinuxClock) {
+    init(motor: SimulatedMotor, stateDirectory: String, modem: ModemSimulator?, logger: Logger, clock: LinuxClock,
+         panel: SSD1306.Configuration = SSD1306.Configuration()) {
         self.motor = motor
         self.stateDirectory = stateDirectory
         self.modem = modem
         model = SSD1306Model()
-        driver = SSD1306(bus: SimulatedI2CBus(model: model, clock: { clock.now().instant }), logger: logger,
-                         clock: { clock.now().instant })
+        driver = SSD1306(bus: SimulatedI2CBus(model: model, clock: { clock.now().instant }), configuration: panel,
+                         logger: logger, clock: { clock.now().instant })
         text.reserveCapacity(32 * 1024)
     }
 
@@ -100,19 +143,32 @@ final class TerminalPanel: DisplayPanel, DisplayControl, @unchecked Sendable {
 
     func show(_ frame: Framebuffer) throws(DeviceError) {
         try driver.show(frame)
+        drawing.withLock { _ in draw() }
+    }
+
+    /// After SIGWINCH: measure again, clear what the old size left, draw the last frame.
+    func resized() {
+        drawing.withLock { _ in
+            layout = TerminalLayout.measure(STDOUT_FILENO)
+            writeTerminal("\u{1B}[2J")
+            draw()
+        }
+    }
+
+    private func draw() {
         text.removeAll(keepingCapacity: true)
-        text += "\u{1B}[H"
         // A sleeping panel is dark, whatever its memory holds.
-        TextArt.halfBlocks(model.isOn ? model.visibleFramebuffer() : Framebuffer(), into: &text)
-        text += motor.isOn ? " MOTOR \u{1B}[7m ~~~ BUZZ ~~~ \u{1B}[0m" : " MOTOR  .  (still)      "
-        text += "\u{1B}[K\n" + KeyMap.legend + "\u{1B}[K\n state and log: \(stateDirectory)\u{1B}[K\n"
-        text += " maintainer's commands, from another terminal: unwind status --state \(stateDirectory)\u{1B}[K\n"
+        let fb = model.isOn ? model.visibleFramebuffer() : Framebuffer()
+        let motorLine = motor.isOn ? " MOTOR \u{1B}[7m ~~~ BUZZ ~~~ \u{1B}[0m" : " MOTOR  .  (still)"
+        var optional = [" maintainer's commands, from another terminal: unwind status --state \(stateDirectory)"]
         if let modem {
             let sms = modem.delivered
-            text += " simulated modem: \(sms.count) SMS delivered"
-            if let last = sms.last { text += ", last to \(last.number): \(last.text.prefix(60))" }
-            text += "\u{1B}[K\n"
+            var line = " simulated modem: \(sms.count) SMS delivered"
+            if let last = sms.last { line += ", last to \(last.number): \(last.text.prefix(60))" }
+            optional.insert(line, at: 0)
         }
+        let required = [motorLine] + KeyMap.legend.split(separator: "\n").map { " " + $0 } + [" state and log: \(stateDirectory)"]
+        layout.compose(fb, required: required, optional: optional, into: &text)
         writeTerminal(text)
     }
 }
@@ -131,6 +187,10 @@ public struct TerminalSimulator {
     public var counselling: CounsellingLine = .sfuCounselling
     /// The latest warnings and errors `logger` wrote, for `unwind status` (as the daemon's).
     public var recentLog: RecentLog?
+    /// The panel's contrast, rotation and bus speed (`--config`'s display keys).
+    public var panelConfiguration = SSD1306.Configuration()
+    public var buttonTiming = ButtonClassifier.Timing()
+    public var counsellingWebsite = DeviceConfiguration().counsellingWebsite
 
     public init(stateDirectory: String, settings: DeviceSettings, contentDirectory: String? = nil, logger: Logger) {
         self.stateDirectory = stateDirectory
@@ -168,11 +228,10 @@ public struct TerminalSimulator {
         defer { host.close() }
         let persistence = StatePersistence(store: store, logger: logger, writeInBackground: true, lock: host.lock)
         let help = DeviceContent.helpLibrary(in: DeviceContent.directory(override: contentDirectory))
-        var settings = settings
-        settings.timeZone = .current
         let core = host.loading {
             DeviceCore.starting(settings: settings, persistence: persistence, help: help, now: clock.now().wall,
-                                content: DeviceContent.directory(override: contentDirectory), counselling: counselling)
+                                content: DeviceContent.directory(override: contentDirectory), counselling: counselling,
+                                website: counsellingWebsite)
         }
         // A simulated GSM modem on a real pseudo-terminal, driven through the real AT engine —
         // or a real modem (`--modem PATH`): a USB dongle, or a modem simulator somebody else wrote.
@@ -181,7 +240,8 @@ public struct TerminalSimulator {
         if let realModem {
             serial = realModem.serial
         } else {
-            let sim = try ModemSimulator()
+            // Its link lives in the state directory: a killed simulator leaves nothing in /tmp.
+            let sim = try ModemSimulator(directory: stateDirectory + "/modem")
             sim.start()
             modemSim = sim
             serial = SerialConfiguration(path: sim.path)
@@ -190,7 +250,10 @@ public struct TerminalSimulator {
         let outbox = try Outbox(directory: stateDirectory + "/outbox", now: clock.now().wall)
         let modem = GSMModem(port: try SerialPort(serial), outbox: outbox,
                              configuration: realModem?.modem ?? ModemConfiguration(), logger: logger)
-        let panel = TerminalPanel(motor: motor, stateDirectory: stateDirectory, modem: modemSim, logger: logger, clock: clock)
+        let panel = TerminalPanel(motor: motor, stateDirectory: stateDirectory, modem: modemSim, logger: logger, clock: clock,
+                                  panel: panelConfiguration)
+        resizePipe.open()
+        buttons.onResize = { panel.resized() }
         let presenter = ThreadedPresenter(panel: panel, logger: logger)
         let alarm = try? RealtimeAlarm()
 
@@ -207,13 +270,14 @@ public struct TerminalSimulator {
         signal(SIGHUP) { _ in terminalStop.store(true, ordering: .relaxed) }
         defer {
             presenter.stop()
+            resizePipe.close()
             _ = fcntl(STDIN_FILENO, F_SETFL, flags)
             tcsetattr(STDIN_FILENO, TCSANOW, &saved)
             writeTerminal("\u{1B}[?25h\u{1B}[?1049l")
         }
 
         let loop = DeviceLoop(core: core, clock: clock, waiter: waiter, buttons: buttons, motor: motor,
-                              presenter: presenter, persistence: persistence, logger: logger,
+                              presenter: presenter, persistence: persistence, buttonTiming: buttonTiming, logger: logger,
                               alarm: alarm, displayControl: panel, alerts: ModemAlertLink(modem: modem), control: host.server)
         loop.run(until: { buttons.quit || terminalStop.load(ordering: .relaxed) })
     }

@@ -20,33 +20,73 @@ struct Unwind: ParsableCommand {
             """,
         subcommands: [Sim.self, Run.self, StatusCommand.self, ScreenCommand.self, AlertsCommand.self, MantrasCommand.self,
                       RemindersCommand.self, StatsCommand.self, ModemCommand.self, HardwareCommand.self,
-                      BackupCommand.self, RestoreCommand.self, ConfigCommand.self],
-        defaultSubcommand: Sim.self)
+                      BackupCommand.self, RestoreCommand.self, ConfigCommand.self])
+
+    /// Bare `unwind`. On a board (a device configuration at /etc/unwind/unwind.conf, or the
+    /// daemon's state directory /var/lib/unwind) it says what it is, the device's status and the
+    /// commands: a maintainer who types it over SSH must not start a simulator beside the real
+    /// device. Without a terminal it prints the same overview. Only on a computer that is no
+    /// device, in a terminal, does it start the simulator, as `unwind sim` does.
+    mutating func run() throws {
+        let fm = FileManager.default
+        let isDevice = fm.fileExists(atPath: DeviceConfiguration.defaultPath) || fm.fileExists(atPath: DeviceConfiguration().stateDirectory)
+        if !isDevice && isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 {
+            var sim = try Sim.parse([])
+            return try sim.run()
+        }
+        print("""
+            Unwind, the bedside haptic breathing companion\(isDevice ? " — this computer is set up as a device" : "").
+
+            Commands (each has --help):
+              unwind status                the device at a glance        unwind screen [--watch]   its screen
+              unwind alerts list|set|test  the five alert contacts       unwind mantras list|add   the mantras
+              unwind reminders show|set    the mantra reminder           unwind stats              breathing statistics
+              unwind modem check|at        the GSM modem                 unwind hw test …          the hardware
+              unwind backup|restore FILE   the state files               unwind config check       the configuration
+              unwind run                   the device itself (systemd runs it: sudo systemctl start unwind)
+              unwind sim                   the whole device simulated in a terminal
+            """)
+        guard isDevice else { return }
+        print("Status:")
+        do {
+            var status = try StatusCommand.parse([])
+            try status.run()
+        } catch let failure as ControlFailure {
+            print("  (\(failure.message))")
+        } catch {
+            print("  (\(error))")
+        }
+    }
 }
 
 /// Options every way of running the device shares.
 struct DeviceOptions: ParsableArguments {
     @Option(name: .customLong("pattern"),
-            help: "Seconds of inhale, hold, exhale, hold, e.g. 4,4,4,4 (each 1 to 20).")
-    var pattern: String = "4,4,4,4"
+            help: "Seconds of inhale, hold, exhale, hold, e.g. 4,4,4,4 (each 1 to 20; default: --config's breathing.*, else 4,4,4,4).")
+    var pattern: String?
 
-    @Option(help: "Motor pulse at each corner, in milliseconds (20 to 1000).")
-    var pulseMs: Int = 120
+    @Option(help: "Motor pulse at each corner, in milliseconds (20 to 1000; default: --config's haptics.pulse_ms, else 120).")
+    var pulseMs: Int?
 
     @Option(help: "Directory of the shipped help files (default: the one built with unwind).")
     var content: String?
 
-    func settings() throws -> DeviceSettings {
-        let parts = pattern.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
-        guard parts.count == 4, parts.allSatisfy({ $0 != nil }) else {
-            throw ValidationError("--pattern takes four numbers of seconds separated by commas, like 4,4,4,4")
+    /// `base` (a configuration's settings, or the defaults) with what the options say on top.
+    func settings(base: DeviceSettings = DeviceSettings()) throws -> DeviceSettings {
+        var s = base
+        if let pattern {
+            let parts = pattern.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+            guard parts.count == 4, parts.allSatisfy({ $0 != nil }) else {
+                throw ValidationError("--pattern takes four numbers of seconds separated by commas, like 4,4,4,4")
+            }
+            let d = parts.map { Duration.nanoseconds(Int64(($0! * 1e9).rounded())) }
+            s.pattern = BreathingPattern(inhale: d[0], holdAfterInhale: d[1], exhale: d[2], holdAfterExhale: d[3])
+            if let p = s.pattern.problem { throw ValidationError("--pattern: \(p)") }
         }
-        let d = parts.map { Duration.nanoseconds(Int64(($0! * 1e9).rounded())) }
-        var s = DeviceSettings()
-        s.pattern = BreathingPattern(inhale: d[0], holdAfterInhale: d[1], exhale: d[2], holdAfterExhale: d[3])
-        if let p = s.pattern.problem { throw ValidationError("--pattern: \(p)") }
-        s.haptics.pulse = .milliseconds(pulseMs)
-        if let p = s.haptics.problem { throw ValidationError("--pulse-ms: \(p)") }
+        if let pulseMs {
+            s.haptics.pulse = .milliseconds(pulseMs)
+            if let p = s.haptics.problem { throw ValidationError("--pulse-ms: \(p)") }
+        }
         return s
     }
 }
@@ -81,13 +121,30 @@ struct Sim: ParsableCommand {
     @Option(help: "With --modem: the line's rate (default: modem.baud of --config, else 115200).")
     var baud: Int?
 
-    @Option(help: ArgumentHelp("A device configuration to try: its modem (SIM PIN, service centre, validity), panic and counselling keys apply.",
+    @Option(help: ArgumentHelp("A device configuration to try before deploying it: every key that means something without the hardware applies (breathing, haptics, buttons' timing, display contrast and bus speed, screen care, reminders, panic, counselling, the grounding camera; modem keys with --modem). Its paths, GPIO lines, display bus, address, height and rotation do not.",
                                valueName: "file"))
     var config: String?
 
+    @Option(help: ArgumentHelp("The display bus's speed in Hz (10000 to 3400000): the SSD1306 driver holds each frame to 30 ms of it, so at 100000 whole-screen changes are held over several frames, as i2c.log shows (default: --config's display.bus_speed_hz, else 400000).",
+                               valueName: "hz"))
+    var busSpeed: Int?
+
     func run() throws {
-        let settings = try device.settings()
         let logger = Logger(label: "unwind.sim")
+        let configuration = try config.map { try loadConfiguration($0, logger: logger) }
+        let settings = try device.settings(base: configuration?.settings ?? DeviceSettings())
+        let content = device.content ?? configuration?.contentDirectory
+        // The panel's contrast and bus speed; not its rotation (a mounting fix: the terminal
+        // would show the picture upside down) nor its height (the simulator has a 128x64 panel).
+        var panel = SSD1306.Configuration()
+        if let c = configuration?.display.panel {
+            panel.contrast = c.contrast
+            panel.busSpeedHz = c.busSpeedHz
+        }
+        if let busSpeed {
+            guard (10_000...3_400_000).contains(busSpeed) else { throw ValidationError("--bus-speed takes 10000 to 3400000 Hz") }
+            panel.busSpeedHz = busSpeed
+        }
         if let headless {
             let text: String
             do { text = try String(contentsOfFile: headless, encoding: .utf8) } catch {
@@ -97,14 +154,22 @@ struct Sim: ParsableCommand {
             do { script = try ButtonScript.parse(text) } catch { throw ValidationError("\(headless): \(error)") }
             let stateDir = state ?? out + "/state"
             try makeDirectories(out)
-            let sim = HeadlessSimulation(script: script, stateDirectory: stateDir, outputDirectory: out,
-                                         settings: settings, contentDirectory: device.content,
+            var sim = HeadlessSimulation(script: script, stateDirectory: stateDir, outputDirectory: out,
+                                         settings: settings, contentDirectory: content,
                                          recordFrames: !noFrames, logger: logger)
+            sim.panelConfiguration = panel
+            if let c = configuration {
+                sim.buttonTiming = c.buttonTiming
+                sim.counselling = c.counselling
+                sim.counsellingWebsite = c.counsellingWebsite
+                sim.captureCommand = c.captureCommand
+            }
             let started = Date()
             let r = try sim.run()
             say("simulated \(script.end.secondsString) s in \(String(format: "%.2f", Date().timeIntervalSince(started))) s: "
                 + "\(r.statistics.framesRendered) frames, \(r.statistics.framesMissed) missed, "
-                + "\(r.motor.filter(\.on).count) motor pulses; output in \(out)/, state in \(stateDir)/")
+                + "\(r.motor.filter(\.on).count) motor pulses, \(r.bus.framesDeferred) frames held over at \(panel.busSpeedHz / 1000) kHz; "
+                + "output in \(out)/, state in \(stateDir)/")
         } else {
             let stateDir = state ?? Self.defaultStateDirectory()
             say("Unwind simulator: state in \(stateDir)")
@@ -112,12 +177,15 @@ struct Sim: ParsableCommand {
             let recent = RecentLog()
             let simLogger = recent.logger(label: "unwind.sim") { EscapingLogHandler(StreamLogHandler.standardError(label: $0)) }
             var simulator = TerminalSimulator(stateDirectory: stateDir, settings: settings,
-                                              contentDirectory: device.content, logger: simLogger)
+                                              contentDirectory: content, logger: simLogger)
             simulator.recentLog = recent
-            if let config {
-                let c = try loadConfiguration(config, logger: logger)
-                simulator.settings.panic = c.settings.panic
+            simulator.panelConfiguration = panel
+            // Reminders in this computer's local time, unless the configuration names a zone.
+            if configuration == nil { simulator.settings.timeZone = .current }
+            if let c = configuration {
+                simulator.buttonTiming = c.buttonTiming
                 simulator.counselling = c.counselling
+                simulator.counsellingWebsite = c.counsellingWebsite
                 if modem != nil { simulator.realModem = (c.modem.serial, c.modem.modem) }
             }
             if let modem {

@@ -13,7 +13,7 @@ import UnwindSim
     /// Decodes a PNG with zbarimg; nil when it finds no code.
     func decode(_ png: [UInt8]) throws -> String? {
         let exe = try #require(Self.zbarimg, "zbarimg is missing: run ./deploy/dev-deps.sh (installs zbar-tools)")
-        let path = NSTemporaryDirectory() + "unwind-qr-\(UUID().uuidString).png"
+        let path = scratchRoot + "qr-\(UUID().uuidString).png"
         defer { try? FileManager.default.removeItem(atPath: path) }
         try Data(png).write(to: URL(fileURLWithPath: path))
         let p = Process()

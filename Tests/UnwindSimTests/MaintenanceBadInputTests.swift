@@ -227,7 +227,7 @@ import UnwindSim
         expectFailure(UnwindRun.run(["mantras", "list", "--state", dir + "/nowhere"]), 1, "No such file or directory")
         // A device that died (SIGKILL) leaves its presence file unlocked and a socket nobody
         // listens on: not running.
-        let deadSocket = NSTemporaryDirectory() + "unwind-dead-\(UUID().uuidString.prefix(8)).sock"
+        let deadSocket = scratchRoot + "dead-\(UUID().uuidString.prefix(8)).sock"
         defer { unlink(deadSocket) }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         var a = sockaddr_un()

@@ -245,7 +245,7 @@ enum UnwindRun {
     }
 
     static func temporaryFile(_ tag: String) -> String {
-        let path = NSTemporaryDirectory() + "unwind-run-\(tag)-\(UUID().uuidString.prefix(8))"
+        let path = scratchRoot + "run-\(tag)-\(UUID().uuidString.prefix(8))"
         _ = FileManager.default.createFile(atPath: path, contents: nil)
         return path
     }

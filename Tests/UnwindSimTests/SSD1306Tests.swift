@@ -707,7 +707,7 @@ enum MallocCounter {
     }
 
     @Test func busSpeedReadsTheDeviceTreeCell() throws {
-        let path = NSTemporaryDirectory() + "unwind-clock-frequency-\(UUID().uuidString.prefix(8))"
+        let path = scratchRoot + "clock-frequency-\(UUID().uuidString.prefix(8))"
         defer { try? FileManager.default.removeItem(atPath: path) }
         try Data([0x00, 0x06, 0x1A, 0x80]).write(to: URL(fileURLWithPath: path))
         #expect(LinuxI2CBus.busSpeed(path: path) == 400_000)

@@ -20,15 +20,18 @@ enum AffirmationsScreen {
         ReminderSummary.draw(state.reminders.schedule, rightEdge: fb.width - 1, y: statusY, into: &fb)
 
         if m.isEmpty {
-            fb.fill(x: 0, y: hintY - 1, width: 15, height: 8)
+            let pressed = state.selectPressed && state.overlay == .none
+            fb.fill(x: 0, y: hintY - 1, width: pressed ? 52 : 15, height: 8)
             fb.text("SEL", font: small, x: 2, y: hintY, .off)
-            fb.text("reminder", font: small, x: 18, y: hintY)
+            fb.text("reminder", font: small, x: 18, y: hintY, pressed ? .off : .on)
         } else {
             fb.text("<>", font: small, x: 0, y: hintY)
             fb.text("browse", font: small, x: 10, y: hintY)
-            fb.fill(x: 37, y: hintY - 1, width: 15, height: 8)
+            // SELECT held down: the whole "SEL remind" lights, what its release opens.
+            let pressed = state.selectPressed && state.overlay == .none
+            fb.fill(x: 37, y: hintY - 1, width: pressed ? 43 : 15, height: 8)
             fb.text("SEL", font: small, x: 39, y: hintY, .off)
-            fb.text("remind", font: small, x: 54, y: hintY)
+            fb.text("remind", font: small, x: 54, y: hintY, pressed ? .off : .on)
             fb.text("hold:del", font: small, x: 96, y: hintY)
         }
     }

@@ -7,13 +7,24 @@ enum PanicScreen {
     static let rowHeight = 8
     static let statusX = 96
 
+    static func outline(x: Int, y: Int, width: Int, height: Int, into fb: inout Framebuffer) {
+        fb.horizontalLine(x0: x, x1: x + width - 1, y: y)
+        fb.horizontalLine(x0: x, x1: x + width - 1, y: y + height - 1)
+        fb.verticalLine(x: x, y0: y, y1: y + height - 1)
+        fb.verticalLine(x: x + width - 1, y0: y, y1: y + height - 1)
+    }
+
     static func draw(_ state: DeviceState, at now: Instant, into fb: inout Framebuffer) {
         let p = state.panic
+        // SELECT held down: the chosen line is drawn hollow (outlined, not filled) until its
+        // release sends (or its hold shows the QR code).
+        let pressed = state.selectPressed && state.overlay == .none
         for i in 0..<PanicState.slotCount {
             let y = 10 + i * rowHeight
             let selected = p.selection == i
-            let ink: Ink = selected ? .off : .on
-            if selected { fb.fill(x: 0, y: y, width: fb.width, height: rowHeight) }
+            let ink: Ink = selected && !pressed ? .off : .on
+            if selected { pressed ? outline(x: 0, y: y, width: fb.width, height: rowHeight, into: &fb)
+                                  : fb.fill(x: 0, y: y, width: fb.width, height: rowHeight) }
             fb.number(Int64(i + 1), font: .small, x: 1, y: y + 1, ink)
             switch p.slots[i] {
             case .ready(let alert):
@@ -34,8 +45,9 @@ enum PanicScreen {
         let y = 10 + PanicState.slotCount * rowHeight + 2
         fb.horizontalLine(x0: 0, x1: fb.width - 1, y: y - 2)
         let selected = p.isCounsellingSelected
-        let ink: Ink = selected ? .off : .on
-        if selected { fb.fill(x: 0, y: y - 1, width: fb.width, height: fb.height - y + 1) }
+        let ink: Ink = selected && !pressed ? .off : .on
+        if selected { pressed ? outline(x: 0, y: y - 1, width: fb.width, height: fb.height - y + 1, into: &fb)
+                              : fb.fill(x: 0, y: y - 1, width: fb.width, height: fb.height - y + 1) }
         if p.callActive {
             fb.text("Calling. SELECT hangs up", font: .small, x: 1, y: y, ink)
         } else {

@@ -17,7 +17,7 @@ public enum Screen {
         if state.overlay == .counsellingCode && !state.reminders.isShowing {
             return PanicScreen.drawCounselling(state, into: &fb)
         }
-        MenuBar.draw(current: state.page, into: &fb)
+        MenuBar.draw(current: state.page, marked: state.pagePressed && state.overlay == .none ? state.page.next : nil, into: &fb)
         if state.reminders.isShowing {
             ReminderScreen.draw(state, at: now, into: &fb)
         } else {
@@ -67,7 +67,9 @@ public enum Screen {
 
 /// The four tabs along the top; the current one is drawn inverted (spec 1.2).
 enum MenuBar {
-    static func draw(current: Page, into fb: inout Framebuffer) {
+    /// `marked`: the page a PAGE release will open, bracketed and underlined (row 0 stays dark:
+    /// only the current tab is filled).
+    static func draw(current: Page, marked: Page? = nil, into fb: inout Framebuffer) {
         let tab = fb.width / Page.allCases.count
         for page in Page.allCases {
             let x = page.rawValue * tab
@@ -79,6 +81,12 @@ enum MenuBar {
             } else {
                 fb.text(label, font: .small, x: tx, y: 1)
             }
+        }
+        if let marked {
+            let x = marked.rawValue * tab
+            fb.verticalLine(x: x + 1, y0: 1, y1: 7)
+            fb.verticalLine(x: x + tab - 2, y0: 1, y1: 7)
+            fb.horizontalLine(x0: x + 1, x1: x + tab - 2, y: 7)
         }
         fb.horizontalLine(x0: 0, x1: fb.width - 1, y: 8)
     }

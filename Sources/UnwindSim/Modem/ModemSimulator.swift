@@ -123,16 +123,35 @@ public final class ModemSimulator: Sendable {
     let state: Mutex<SimulatorCore>
     let running = Atomic<Bool>(false)
     private let directory: String
+    /// The directory is this simulator's own (made in /tmp) and goes when it does.
+    private let ownsDirectory: Bool
     /// The stable path the device opens.
     public let path: String
 
-    public init(script: ModemScript = ModemScript()) throws(DeviceError) {
-        var template = Array("/tmp/unwind-modem-sim-XXXXXX".utf8CString)
-        guard let dir = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw DeviceError(device: "modem simulator", operation: "mkdtemp", errno: errno)
+    /// `directory`: where the link `ttyMODEM` is made (created if missing; the terminal
+    /// simulator uses its state directory, so nothing of it is ever left in /tmp). Without one,
+    /// a private `/tmp/unwind-modem-sim-<pid>-XXXXXX`, removed by `deinit` or at exit — and a
+    /// process killed before either leaves one that the next simulator removes (its pid is gone).
+    public init(script: ModemScript = ModemScript(), directory: String? = nil) throws(DeviceError) {
+        if let directory {
+            if mkdir(directory, 0o700) != 0 && errno != EEXIST {
+                throw DeviceError(device: directory, operation: "mkdir", errno: errno)
+            }
+            self.directory = directory
+            ownsDirectory = false
+        } else {
+            Self.removeAbandoned()
+            var template = Array("/tmp/unwind-modem-sim-\(getpid())-XXXXXX".utf8CString)
+            guard let dir = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+                throw DeviceError(device: "modem simulator", operation: "mkdtemp", errno: errno)
+            }
+            let made = String(cString: dir)
+            self.directory = made
+            ownsDirectory = true
+            _ = Self.live.withLock { $0.insert(made) }
+            Self.removeAtExit()
         }
-        directory = String(cString: dir)
-        path = directory + "/ttyMODEM"
+        path = self.directory + "/ttyMODEM"
         var core = SimulatorCore(script: script, path: path)
         try core.plug()
         state = Mutex(core)
@@ -141,7 +160,42 @@ public final class ModemSimulator: Sendable {
     deinit {
         stop()
         state.withLock { $0.unplug() }
-        rmdir(directory)
+        if ownsDirectory {
+            rmdir(directory)
+            _ = Self.live.withLock { $0.remove(directory) }
+        }
+    }
+
+    /// The directories of simulators still alive, for the exit handler.
+    private static let live = Mutex<Set<String>>([])
+    private static let exitHandler = Atomic<Bool>(false)
+
+    private static func removeAtExit() {
+        guard !exitHandler.exchange(true, ordering: .relaxed) else { return }
+        atexit {
+            for d in ModemSimulator.live.withLock({ $0 }) {
+                unlink(d + "/ttyMODEM")
+                rmdir(d)
+            }
+        }
+    }
+
+    /// `/tmp/unwind-modem-sim-<pid>-XXXXXX` of processes that no longer exist (killed before
+    /// they could clean up): only the link was in it.
+    static func removeAbandoned() {
+        guard let d = opendir("/tmp") else { return }
+        defer { closedir(d) }
+        let prefix = "unwind-modem-sim-"
+        while let e = readdir(d) {
+            let name = withUnsafeBytes(of: e.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+            guard name.hasPrefix(prefix) else { continue }
+            let rest = name.dropFirst(prefix.count).split(separator: "-")
+            guard rest.count == 2, let pid = Int32(rest[0]), pid > 0, pid != getpid() else { continue }
+            var st = stat()
+            guard lstat("/tmp/" + name, &st) == 0, st.st_uid == getuid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            unlink("/tmp/" + name + "/ttyMODEM")
+            rmdir("/tmp/" + name)
+        }
     }
 
     // MARK: Driving

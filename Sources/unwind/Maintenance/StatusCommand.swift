@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import UnwindCore
 import UnwindDevice
+import UnwindHardware
 import UnwindRender
 
 /// `unwind status`: the device at a glance.
@@ -146,15 +147,27 @@ struct ScreenCommand: ParsableCommand {
         let clock = ContinuousClock()
         let end = seconds.map { clock.now + .milliseconds(Int64($0 * 1000)) }
         var last: Data?
+        // Fitted to the terminal as the simulator is (an SSH window is often 80x24); the size is
+        // measured every poll, so a resized window is redrawn within 200 ms.
+        var layout = TerminalLayout.measure(STDOUT_FILENO)
         if tty { print("\u{1B}[2J", terminator: "") }
         while end.map({ clock.now < $0 }) ?? true {
             let r = try client.send(.screen)
             if let f = r.failure { throw f }
             guard let s = r.screen else { throw ControlFailure.failed("the device sent no screen") }
-            if s.bytes != last {
+            let size = tty ? TerminalLayout.measure(STDOUT_FILENO) : layout
+            if s.bytes != last || size != layout {
+                if size != layout { print("\u{1B}[2J", terminator: "") }
                 last = s.bytes
+                layout = size
                 let fb = try framebuffer(s)
-                print((tty ? "\u{1B}[H" : "") + TextArt.halfBlocks(fb) + TextSafety.escaped(caption(s)) + (tty ? "\u{1B}[K" : ""))
+                if tty {
+                    var text = ""
+                    layout.compose(fb, required: [TextSafety.escaped(caption(s)) + "  (Ctrl-C stops)"], optional: [], into: &text)
+                    print(text, terminator: "")
+                } else {
+                    print(TextArt.halfBlocks(fb) + TextSafety.escaped(caption(s)))
+                }
                 fflush(nil)
             }
             usleep(200_000)
