@@ -2,7 +2,9 @@
 import PackageDescription
 
 // Arrows point down only:
-//   UnwindCore ← UnwindRender ← UnwindHardware ← UnwindModem ← UnwindDevice ← UnwindSim ← unwind
+//   UnwindCore ← UnwindRender (fonts, screens, QR)
+//   UnwindCore ← UnwindHardware ← UnwindModem      (the edge links neither fonts nor libqrencode)
+//   UnwindRender, UnwindHardware, UnwindModem ← UnwindDevice ← UnwindSim ← unwind
 let package = Package(
     name: "unwind",
     platforms: [.macOS(.v15)],
@@ -36,7 +38,7 @@ let package = Package(
         .target(
             name: "UnwindHardware",
             dependencies: [
-                "UnwindRender",
+                "UnwindCore",
                 "CLinuxSystem",
                 "CUnwindGPIO",
                 "CUnwindI2C",
@@ -49,11 +51,11 @@ let package = Package(
         // The real-time loop: core + edge on absolute deadlines, clock injected.
         .target(
             name: "UnwindDevice",
-            dependencies: ["UnwindHardware", "UnwindModem", .product(name: "Yams", package: "Yams")],
+            dependencies: ["UnwindRender", "UnwindHardware", "UnwindModem", .product(name: "Yams", package: "Yams")],
             resources: [.copy("Content")]
         ),
         // Simulated devices (drivable fakes) and the simulator that runs the whole device on a PC.
-        .target(name: "UnwindSim", dependencies: ["UnwindDevice"]),
+        .target(name: "UnwindSim", dependencies: ["UnwindDevice", "CLinuxSystem"]),
         // Composition root: `unwind run`, `unwind sim`, the maintainer's commands.
         .executableTarget(
             name: "unwind",

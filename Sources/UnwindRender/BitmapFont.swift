@@ -1,3 +1,5 @@
+import UnwindCore
+
 /// A monospaced bitmap font: one row of bits per scanline, bit 15 the leftmost pixel.
 /// The glyph data comes from X11 misc-fixed (public domain); see NOTICE and Fonts/.
 public struct BitmapFont: Sendable {

@@ -1,3 +1,5 @@
+import UnwindCore
+
 /// Encodes a framebuffer as a PNG a person can open: lit pixels white on black, scaled up,
 /// with a thin border like the panel's glass. Uncompressed deflate blocks keep the encoder
 /// a page long; a 128x64 screenshot is still only ~140 KB at scale 4.

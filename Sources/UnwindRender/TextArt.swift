@@ -1,3 +1,5 @@
+import UnwindCore
+
 /// Draws a framebuffer as text, framed: how the simulator and `unwind screen` show the OLED in a
 /// terminal. Half blocks keep every pixel at two pixel rows a cell (130x34 with the frame);
 /// braille packs 2x4 pixels a cell (66x18 with the frame), so the whole screen fits 80x24.

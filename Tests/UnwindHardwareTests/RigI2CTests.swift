@@ -14,7 +14,6 @@ import Logging
 import Testing
 import UnwindCore
 import UnwindHardware
-import UnwindRender
 
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import UnwindRender
+import UnwindCore
 
 /// The generated glyph tables: what they claim is drawable, and how letters outside them fall back.
 @Suite struct FontCoverageTests {

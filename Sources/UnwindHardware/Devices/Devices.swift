@@ -1,5 +1,4 @@
 import UnwindCore
-import UnwindRender
 
 /// A failure at the hardware edge, with the errno that explains it and what to do about it.
 public struct DeviceError: Error, Equatable, CustomStringConvertible {

@@ -1,7 +1,6 @@
 import Logging
 import Synchronization
 import UnwindCore
-import UnwindRender
 
 /// What a frame (or any run of transfers) costs on the I²C wire.
 ///

@@ -1,4 +1,5 @@
 import UnwindRender
+import UnwindCore
 
 /// An SSD1306 as the bus sees it: decodes each I²C write transaction like the chip, keeps the
 /// 128x64 GDDRAM and the registers, and tells what a person would see.
