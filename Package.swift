@@ -3,8 +3,9 @@ import PackageDescription
 
 // Arrows point down only:
 //   UnwindCore ← UnwindRender (fonts, screens, QR)
-//   UnwindCore ← UnwindHardware ← UnwindModem      (the edge links neither fonts nor libqrencode)
-//   UnwindRender, UnwindHardware, UnwindModem ← UnwindDevice ← UnwindSim ← unwind
+//   UnwindCore ← UnwindDevices (every seam) ← UnwindHardware (Linux) ← UnwindModem
+//   UnwindRender, UnwindDevices, UnwindHardware, UnwindModem ← UnwindDevice ← UnwindSim ← unwind
+//   (the edge links neither the fonts nor libqrencode)
 let package = Package(
     name: "unwind",
     platforms: [.macOS(.v15)],
@@ -26,6 +27,11 @@ let package = Package(
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         // 1-bit framebuffer, fonts and the screens: pure functions of the core's state.
         .target(name: "UnwindRender", dependencies: ["UnwindCore", "CQREncode"], exclude: ["Fonts/generate-fonts.py"]),
+        // Every device seam in one place: the protocols the loop and the modem talk to (motor,
+        // buttons, panel, presenter, clock, waiter, wall-clock alarm, display control, serial
+        // line, I²C bus, state store) and their errors. Real ones in UnwindHardware, fakes in
+        // UnwindSim.
+        .target(name: "UnwindDevices", dependencies: ["UnwindCore"]),
         // Linux headers Glibc does not export (timerfd).
         .target(name: "CLinuxSystem"),
         // libgpiod (v1 API on Debian bookworm; the shim also builds against v2).
@@ -39,6 +45,7 @@ let package = Package(
             name: "UnwindHardware",
             dependencies: [
                 "UnwindCore",
+                "UnwindDevices",
                 "CLinuxSystem",
                 "CUnwindGPIO",
                 "CUnwindI2C",
@@ -47,11 +54,11 @@ let package = Package(
             ]
         ),
         // The GSM modem: serial AT engine, SMS PDU encoding, the journaled outbox.
-        .target(name: "UnwindModem", dependencies: ["UnwindHardware"]),
+        .target(name: "UnwindModem", dependencies: ["UnwindDevices", "UnwindHardware"]),
         // The real-time loop: core + edge on absolute deadlines, clock injected.
         .target(
             name: "UnwindDevice",
-            dependencies: ["UnwindRender", "UnwindHardware", "UnwindModem", .product(name: "Yams", package: "Yams")],
+            dependencies: ["UnwindRender", "UnwindDevices", "UnwindHardware", "UnwindModem", .product(name: "Yams", package: "Yams")],
             resources: [.copy("Content")]
         ),
         // Simulated devices (drivable fakes) and the simulator that runs the whole device on a PC.

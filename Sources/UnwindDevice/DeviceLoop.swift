@@ -2,6 +2,7 @@ import Logging
 import UnwindCore
 import UnwindHardware
 import UnwindRender
+import UnwindDevices
 
 /// What the loop measured about itself.
 public struct LoopStatistics: Sendable, Equatable {

@@ -1,3 +1,4 @@
+import UnwindDevices
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -6,6 +6,7 @@ import Logging
 import Synchronization
 import UnwindCore
 import UnwindHardware
+import UnwindDevices
 
 /// Loads the spec's state files at start and writes what the core asks, never stalling the loop:
 /// on the device writes go to a serial background queue (an fsync on an SD card can take

@@ -1,6 +1,7 @@
 import Logging
 import UnwindCore
 import UnwindHardware
+import UnwindDevices
 
 /// The modem session: start-up, SIM and registration, sending from the outbox with retries, the
 /// counselling call — driven from the device loop without ever blocking.

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import UnwindCore
 import UnwindHardware
+import UnwindDevices
 
 /// Names a message in the outbox (its file is `<id>.msg`).
 public struct MessageID: Hashable, Sendable, Comparable, CustomStringConvertible {

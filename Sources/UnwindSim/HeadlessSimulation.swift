@@ -6,6 +6,7 @@ import UnwindCore
 import UnwindDevice
 import UnwindHardware
 import UnwindRender
+import UnwindDevices
 
 /// The whole device on simulated time, driven by a script of button presses, as fast as it
 /// can run. It writes what crossed each simulated device to files in the output directory:

@@ -8,6 +8,7 @@ import UnwindDevice
 import UnwindHardware
 import UnwindModem
 import UnwindRender
+import UnwindDevices
 
 /// The keys of the terminal simulator, shown under the screen.
 public enum KeyMap {

@@ -6,6 +6,7 @@ import UnwindDevice
 import UnwindHardware
 import UnwindModem
 import UnwindSim
+import UnwindDevices
 
 struct Unwind: ParsableCommand {
     static let configuration = CommandConfiguration(

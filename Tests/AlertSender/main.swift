@@ -8,6 +8,7 @@ import Logging
 import UnwindCore
 import UnwindHardware
 import UnwindModem
+import UnwindDevices
 
 /// One line, unbuffered: the parent waits for it.
 func say(_ line: String, to fd: Int32 = STDOUT_FILENO) {

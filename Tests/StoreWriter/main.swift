@@ -1,3 +1,4 @@
+import UnwindDevices
 // store-writer: the child process DirectoryStoreTests kill with SIGKILL mid-write.
 //
 //   store-writer DIR NAME

@@ -1,3 +1,4 @@
+import UnwindDevices
 import Foundation
 import Testing
 import UnwindHardware

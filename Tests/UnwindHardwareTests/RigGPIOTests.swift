@@ -1,3 +1,4 @@
+import UnwindDevices
 // The libgpiod motor and button lines against the kernel's gpio-sim, inside the kernel rig's
 // guest (see RigSupport.swift and Tests/KernelRig/README.md). Skipped everywhere else.
 //

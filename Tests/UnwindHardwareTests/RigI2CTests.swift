@@ -1,3 +1,4 @@
+import UnwindDevices
 // LinuxI2CBus and the SSD1306 driver against the kernel's i2c-stub, inside the kernel rig's guest
 // (see RigSupport.swift and Tests/KernelRig/README.md). Skipped everywhere else.
 //

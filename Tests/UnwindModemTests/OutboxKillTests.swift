@@ -5,6 +5,7 @@ import UnwindCore
 import UnwindHardware
 import UnwindModem
 import UnwindSim
+import UnwindDevices
 
 /// Issue 5's restart test, with a real process and a real SIGKILL: the panic path is killed
 /// between the outbox write and `+CMGS` (before any AT traffic, or with the PDU on the wire and

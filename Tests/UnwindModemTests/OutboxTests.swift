@@ -4,6 +4,7 @@ import UnwindCore
 import UnwindHardware
 import UnwindModem
 import UnwindSim
+import UnwindDevices
 
 @Suite("Outbox: journaled, restart-safe", .serialized)
 struct OutboxTests {

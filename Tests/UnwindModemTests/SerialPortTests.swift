@@ -3,6 +3,7 @@ import Glibc
 import Testing
 import UnwindHardware
 import UnwindSim
+import UnwindDevices
 
 @Suite("Serial port")
 struct SerialPortTests {

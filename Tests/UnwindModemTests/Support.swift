@@ -6,6 +6,7 @@ import Testing
 import UnwindHardware
 import UnwindModem
 import UnwindSim
+import UnwindDevices
 
 /// Every scratch directory of this test process lives under one directory, removed when the
 /// process exits; a killed run's directory is removed by the next run (its pid is gone).

@@ -7,6 +7,7 @@ import UnwindDevice
 import UnwindHardware
 import UnwindModem
 import UnwindSim
+import UnwindDevices
 
 /// The loop's panic link: the core's 0-based slots become the outbox's 1-based ones and back,
 /// so an alert journaled by the device survives a restart and is shown on the right row.

@@ -8,6 +8,7 @@ import UnwindCore
 import UnwindDevice
 import UnwindHardware
 import UnwindSim
+import UnwindDevices
 
 /// Pins of the reference build (GPIOConfiguration.raspberryPi).
 private let motorPin = 18

@@ -43,8 +43,10 @@ func quietLogger() -> Logger {
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let script = try fakeCamera(in: dir)
+        // A generous limit: the whole suite runs in parallel on two cores, and this test is about
+        // where photos live, not about the time limit (tested below).
         let camera = GroundingCamera(command: try CaptureCommand(script + " {path}"), temporaryDirectory: dir,
-                                     logger: quietLogger(), inBackground: true)
+                                     timeout: .seconds(60), logger: quietLogger(), inBackground: true)
         #expect(camera.directory == nil)                 // nothing is made before the first capture
         camera.capture(0)
         camera.capture(1)

@@ -11,6 +11,7 @@ import UnwindHardware
 import UnwindModem
 import UnwindRender
 import UnwindSim
+import UnwindDevices
 
 /// A device running as the daemon runs, in this test process: the real DeviceLoop on the real
 /// clock and poll waiter, on its own thread, with its control socket, the state lock and the

@@ -1,3 +1,4 @@
+import UnwindHardware
 #if os(Linux)
 import Foundation
 import Glibc

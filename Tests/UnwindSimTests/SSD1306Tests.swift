@@ -6,6 +6,7 @@ import UnwindCore
 @testable import UnwindHardware
 import UnwindRender
 @testable import UnwindSim
+import UnwindDevices
 
 // MARK: - Support
 

@@ -3,6 +3,7 @@ import UnwindCore
 import UnwindHardware
 import UnwindModem
 import UnwindRender
+import UnwindDevices
 
 /// Everything `/etc/unwind/unwind.conf` can set, with the defaults of the reference build.
 /// The file is YAML; every key is optional. `DeviceConfiguration.parse` reports every wrong

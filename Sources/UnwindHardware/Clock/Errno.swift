@@ -4,11 +4,6 @@ import Glibc
 import Darwin
 #endif
 
-/// strerror, for messages a person reads.
-public func describeErrno(_ e: Int32) -> String {
-    guard let s = strerror(e) else { return "error \(e)" }
-    return String(cString: s)
-}
 
 /// Repeats a system call while it fails with EINTR; returns its result, -1 meaning `errno` is set.
 @inline(__always)

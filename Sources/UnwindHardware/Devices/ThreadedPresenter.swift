@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import UnwindCore
+import UnwindDevices
 
 /// Hands frames to a display panel on its own thread, so a slow or failing bus never delays
 /// the loop (and so never a motor pulse). Holds at most one pending frame: a newer frame

@@ -1,6 +1,7 @@
 import Logging
 import Synchronization
 import UnwindCore
+import UnwindDevices
 
 /// What a frame (or any run of transfers) costs on the I²C wire.
 ///

@@ -1,3 +1,4 @@
+import UnwindDevices
 #if os(Linux)
 import CUnwindGPIO
 import Glibc

@@ -1,3 +1,4 @@
+import UnwindDevices
 #if os(Linux)
 // Imported for its `link "i2c"`: the shim calls libi2c, and a C target's own #include does not
 // autolink it; a Swift import of the module does.

@@ -1,3 +1,4 @@
+import UnwindDevices
 import Synchronization
 import SystemPackage
 

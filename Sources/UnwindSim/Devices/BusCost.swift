@@ -2,6 +2,7 @@ import Logging
 import UnwindCore
 import UnwindHardware
 import UnwindRender
+import UnwindDevices
 
 /// What a sequence of frames costs on the display's I²C bus, at 100 kHz and at 400 kHz: the
 /// `SSD1306` driver (partial updates within its frame budget) against a full-frame baseline

@@ -1,5 +1,6 @@
 import UnwindCore
 import UnwindHardware
+import UnwindDevices
 
 /// The five button lines in simulation: a test (or the keyboard) presses them at chosen
 /// instants, bounce included; the loop reads the edges when their time has come.

@@ -1,6 +1,7 @@
 import UnwindCore
 import UnwindHardware
 import UnwindRender
+import UnwindDevices
 
 /// The display in simulation: every frame the loop presents, with its instant, readable pixel
 /// by pixel. A display can be made slow (each frame keeps it busy for `busyFor` of simulated

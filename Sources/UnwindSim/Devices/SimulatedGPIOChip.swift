@@ -5,6 +5,7 @@ import Darwin
 #endif
 import UnwindCore
 import UnwindHardware
+import UnwindDevices
 
 /// A GPIO chip in simulation, in the spirit of gpiozero's mock pins: `lineCount` lines, each
 /// free or requested once — as an output, or as an input with a bias and both-edge events.

@@ -1,6 +1,7 @@
 import UnwindCore
 import UnwindDevice
 import UnwindHardware
+import UnwindDevices
 
 /// Simulated time: both clocks stand still until the loop waits, then jump straight to the
 /// deadline (or to the next scripted event, whichever is first). A ten-minute session runs in

@@ -4,6 +4,7 @@ import Glibc
 import Synchronization
 import UnwindCore
 import UnwindHardware
+import UnwindDevices
 
 /// What a simulated modem does with one AT+CMGS.
 public struct SubmitPlan: Equatable, Sendable {

@@ -4,6 +4,7 @@ import Logging
 import UnwindCore
 import UnwindHardware
 import UnwindModem
+import UnwindDevices
 
 /// The benchmark's panic path: a ready simulated modem at `baud` on a real pty, its own thread
 /// answering; the device side is the real `SerialPort`, `Outbox` (on `directory`, fsynced) and

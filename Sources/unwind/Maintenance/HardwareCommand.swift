@@ -5,6 +5,7 @@ import UnwindCore
 import UnwindDevice
 import UnwindHardware
 import UnwindRender
+import UnwindDevices
 
 /// `unwind hw test motor|display|buttons`.
 struct HardwareCommand: ParsableCommand {

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import UnwindCore
 
 /// A failure at the hardware edge, with the errno that explains it and what to do about it.
@@ -63,4 +66,10 @@ public protocol DeviceClock: AnyObject {
 /// Sleeps until an absolute monotonic deadline or until a watched descriptor is readable.
 public protocol LoopWaiter: AnyObject {
     func wait(until deadline: Instant, watching descriptors: [Int32]) throws(DeviceError)
+}
+
+/// strerror, for messages a person reads.
+public func describeErrno(_ e: Int32) -> String {
+    guard let s = strerror(e) else { return "error \(e)" }
+    return String(cString: s)
 }

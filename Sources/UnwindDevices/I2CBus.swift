@@ -126,7 +126,7 @@ extension DeviceError {
         }
     }
 
-    static func hex(_ address: UInt8) -> String {
+    public static func hex(_ address: UInt8) -> String {
         let digits = Array("0123456789ABCDEF")
         return "0x" + String(digits[Int(address >> 4)]) + String(digits[Int(address & 15)])
     }
