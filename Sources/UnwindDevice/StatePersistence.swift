@@ -135,10 +135,6 @@ public final class StatePersistence: @unchecked Sendable {
         ![EISDIR, EINVAL, ELOOP, EFBIG, EMLINK].contains(error.errno)
     }
 
-    /// The names of the state files the device will not write (they could not be read and are
-    /// kept for the maintainer), for `unwind status`.
-    public var filesLeftAlone: [String] { protected.sorted() }
-
     public func save(_ file: StateFile, _ text: String) {
         save(named: file.rawValue, Array(text.utf8))
     }

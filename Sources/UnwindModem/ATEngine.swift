@@ -94,8 +94,6 @@ public struct ATEngine: Sendable {
     private var pduEcho: String = ""
     /// A repeated `+CMGS` was dropped: the OK that follows it belongs to it too.
     private var droppingStaleResult = false
-    /// Answers dropped because they belonged to another command (for the log and the tests).
-    public private(set) var staleAnswersDropped = 0
     /// The lines kept for the command in flight: a modem that floods the line must not grow
     /// memory without end (no real answer has more than a few dozen lines).
     public static let maximumLinesKept = 64
@@ -267,7 +265,7 @@ public struct ATEngine: Sendable {
                 return
             }
             if current.isSubmit, case .prompt = phase, text == "OK" || text.hasPrefix("+CMGS:") {
-                staleAnswersDropped += 1  // nothing of this submit has reached the modem yet
+                // Nothing of this submit has reached the modem yet.
                 keep("(dropped, before the prompt) " + text)
                 return
             }
@@ -276,12 +274,10 @@ public struct ATEngine: Sendable {
                     let mr = Int(text.dropFirst(prefix.count).split(separator: ",").first.map { String($0).trimmingSpaces } ?? "")
                     guard let mr, (0...255).contains(mr) else {
                         // Noise that starts like a confirmation is not one (TP-MR is 0–255).
-                        staleAnswersDropped += 1
                         keep("(dropped, no reference) " + text)
                         return
                     }
                     if mr == r.staleReference {
-                        staleAnswersDropped += 1
                         droppingStaleResult = true
                         keep("(dropped, the previous submit's reference) " + text)
                         return
@@ -294,7 +290,6 @@ public struct ATEngine: Sendable {
             }
             if droppingStaleResult, text == "OK", case .result(_, _, nil) = phase {
                 droppingStaleResult = false
-                staleAnswersDropped += 1
                 keep("(dropped, the OK of a repeated +CMGS) OK")
                 return
             }

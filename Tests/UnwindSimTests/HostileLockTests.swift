@@ -48,7 +48,7 @@ struct HostileLockTests {
         #expect(clock.now - stopping < .seconds(8), "shutdown took \(clock.now - stopping)")
         // Written without the lock on the way out: nothing the person or maintainer did is lost.
         #expect((rig.file(MantrasFile.name) ?? "").contains("One more."), "the change made while the lock was held was lost")
-        HostileSummary.print("hostile lock: a shared .lock held during a change and at shutdown — the device answered, kept the write, landed it after release, and quit in \(clock.now - stopping)")
+        print("hostile lock: a shared .lock held during a change and at shutdown — the device answered, kept the write, landed it after release, and quit in \(clock.now - stopping)")
     }
 
     /// The device starts with the lock held (loading goes on after a bounded wait): a held lock
@@ -64,8 +64,4 @@ struct HostileLockTests {
         #expect(rig.status() != nil)
         rig.shutdown()
     }
-}
-
-enum HostileSummary {
-    static func print(_ line: String) { Swift.print(line) }
 }
