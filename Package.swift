@@ -32,6 +32,10 @@ let package = Package(
         // line, I²C bus, state store) and their errors. Real ones in UnwindHardware, fakes in
         // UnwindSim.
         .target(name: "UnwindDevices", dependencies: ["UnwindCore"]),
+        // The fakes, as gpiozero's mock pins: devices a test or the simulator drives (press a
+        // button, read the motor's history, the display's pixels, script a modem's answers).
+        // Beside the Linux implementations, on the seams alone.
+        .target(name: "UnwindSimulatedHardware", dependencies: ["UnwindCore", "UnwindDevices", "CLinuxSystem"]),
         // Linux headers Glibc does not export (timerfd).
         .target(name: "CLinuxSystem"),
         // libgpiod (v1 API on Debian bookworm; the shim also builds against v2).
@@ -54,7 +58,7 @@ let package = Package(
             ]
         ),
         // The GSM modem: serial AT engine, SMS PDU encoding, the journaled outbox.
-        .target(name: "UnwindModem", dependencies: ["UnwindDevices", "UnwindHardware"]),
+        .target(name: "UnwindModem", dependencies: ["UnwindDevices", .product(name: "Logging", package: "swift-log")]),
         // The real-time loop: core + edge on absolute deadlines, clock injected.
         .target(
             name: "UnwindDevice",
@@ -62,7 +66,7 @@ let package = Package(
             resources: [.copy("Content")]
         ),
         // Simulated devices (drivable fakes) and the simulator that runs the whole device on a PC.
-        .target(name: "UnwindSim", dependencies: ["UnwindDevice", "CLinuxSystem"]),
+        .target(name: "UnwindSim", dependencies: ["UnwindDevice", "UnwindSimulatedHardware", "CLinuxSystem"]),
         // Composition root: `unwind run`, `unwind sim`, the maintainer's commands.
         .executableTarget(
             name: "unwind",
@@ -84,7 +88,7 @@ let package = Package(
         // The panic path in a child process the outbox restart test kills with SIGKILL.
         .executableTarget(
             name: "alert-sender",
-            dependencies: ["UnwindModem", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["UnwindModem", "UnwindHardware", .product(name: "Logging", package: "swift-log")],
             path: "Tests/AlertSender"
         ),
         .testTarget(name: "UnwindCoreTests", dependencies: ["UnwindCore"]),
@@ -92,6 +96,8 @@ let package = Package(
         .testTarget(name: "UnwindHardwareTests", dependencies: ["UnwindHardware", "store-writer"]),
         // "unwind": the maintainer-command tests run the real executable against a device in the test.
         .testTarget(name: "UnwindSimTests", dependencies: ["UnwindSim", "unwind"]),
-        .testTarget(name: "UnwindModemTests", dependencies: ["UnwindModem", "UnwindSim", "alert-sender"]),
+        // The modem suite: the modem on its seams, the simulated modem, and the Linux serial port for the
+        // end-to-end runs over a pseudo-terminal.
+        .testTarget(name: "UnwindModemTests", dependencies: ["UnwindModem", "UnwindSimulatedHardware", "UnwindHardware", "alert-sender"]),
     ]
 )

@@ -17,6 +17,16 @@ public protocol StateStore: AnyObject, Sendable {
     var recoveryProblems: [String] { get }
 }
 
+/// A directory whose files the writer names and counts itself (the outbox: one file per
+/// message), so it can also list them and remove one for good.
+public protocol ListableStore: StateStore {
+    /// The names of the files in the store (any order); names starting with "." (temporary
+    /// files, journals) are left out.
+    func names() throws(StoreError) -> [String]
+    /// Removes the file, durable on return; removing a missing file is not an error.
+    func remove(_ name: String) throws(StoreError)
+}
+
 /// A storage failure, with the operation, the file and the errno it came from.
 public struct StoreError: Error, Equatable, CustomStringConvertible {
     public var operation: String

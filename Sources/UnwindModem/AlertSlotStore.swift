@@ -1,5 +1,4 @@
 import UnwindCore
-import UnwindHardware
 import UnwindDevices
 
 /// The five slot files in the state directory, for the panic page and the maintainer's commands.

@@ -1,6 +1,5 @@
 import Logging
 import UnwindCore
-import UnwindHardware
 import UnwindDevices
 
 /// The modem session: start-up, SIM and registration, sending from the outbox with retries, the

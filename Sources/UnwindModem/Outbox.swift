@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import UnwindCore
-import UnwindHardware
 import UnwindDevices
 
 /// Names a message in the outbox (its file is `<id>.msg`).
@@ -57,42 +56,6 @@ public struct OutboxEntry: Equatable, Sendable {
     }
 }
 
-/// Where the outbox keeps its files: a directory of small files replaced atomically.
-public protocol OutboxStorage: AnyObject {
-    /// The names of the files in the store (any order).
-    func names() throws(StoreError) -> [String]
-    func read(_ name: String) throws(StoreError) -> [UInt8]?
-    /// Atomically replaces the file, durable on return (write, fsync, rename, fsync directory).
-    func replace(_ name: String, with bytes: [UInt8]) throws(StoreError)
-    /// Removes the file, durable on return; removing a missing file is not an error.
-    func remove(_ name: String) throws(StoreError)
-    func quarantine(_ name: String, suffix: String) throws(StoreError) -> String
-}
-
-/// The outbox directory on the SD card: `DirectoryStore` for reading and atomic replacement,
-/// plus listing and durable removal.
-public final class OutboxDirectory: OutboxStorage {
-    public let store: DirectoryStore
-    public var directory: String { store.directory }
-
-    public init(directory: String) throws(StoreError) {
-        store = try DirectoryStore(directory: directory, maximumFileSize: 64 * 1024)
-    }
-
-    /// Names starting with "." (temporary files) are left out.
-    public func names() throws(StoreError) -> [String] { try store.names() }
-
-    public func read(_ name: String) throws(StoreError) -> [UInt8]? { try store.read(name) }
-
-    public func replace(_ name: String, with bytes: [UInt8]) throws(StoreError) { try store.replace(name, with: bytes) }
-
-    public func remove(_ name: String) throws(StoreError) { try store.remove(name) }
-
-    public func quarantine(_ name: String, suffix: String) throws(StoreError) -> String {
-        try store.quarantine(name, suffix: suffix)
-    }
-}
-
 /// Every alert that was asked for, one file per message, written (and fsynced) before any AT
 /// traffic for it, removed only once every part got `+CMGS`, kept with its failure history
 /// otherwise — and read back after a restart, so nothing asked for is ever silently lost.
@@ -120,26 +83,23 @@ public final class Outbox {
     public static let maximumSequence = 1 << 40
     public static let historyLimit = 20
 
-    public let storage: OutboxStorage
+    public let storage: ListableStore
     public private(set) var entries: [OutboxEntry] = []
     /// Files that could not be read (moved aside as `<name>.corrupt-<time>`), for the status.
     public private(set) var problems: [String] = []
     private var nextSequence = 1
 
     /// Reads every message file in `storage`.
-    public init(storage: OutboxStorage, now: WallTime = WallTime(secondsSinceEpoch: 0)) {
+    public init(storage: ListableStore, now: WallTime = WallTime(secondsSinceEpoch: 0)) {
         self.storage = storage
         reload(now: now)
-    }
-
-    public convenience init(directory: String, now: WallTime = WallTime(secondsSinceEpoch: 0)) throws(StoreError) {
-        self.init(storage: try OutboxDirectory(directory: directory), now: now)
     }
 
     /// Reads the files again (what a restarted daemon sees).
     public func reload(now: WallTime) {
         entries.removeAll()
-        problems.removeAll()
+        // A journal planted in the outbox directory and set aside when it was opened.
+        problems = storage.recoveryProblems
         let names: [String]
         do { names = try storage.names() } catch {
             problems.append("cannot list the outbox: \(error)")

@@ -1,3 +1,4 @@
+import UnwindSimulatedHardware
 import UnwindCore
 
 /// A script of timed button presses for the headless simulator, one press a line:

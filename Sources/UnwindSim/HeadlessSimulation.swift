@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Logging
+import UnwindSimulatedHardware
 import UnwindCore
 import UnwindDevice
 import UnwindHardware

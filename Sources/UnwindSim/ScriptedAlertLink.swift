@@ -1,3 +1,4 @@
+import UnwindSimulatedHardware
 import UnwindCore
 import UnwindDevice
 

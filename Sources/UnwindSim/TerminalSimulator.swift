@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Logging
 import Synchronization
+import UnwindSimulatedHardware
 import UnwindCore
 import UnwindDevice
 import UnwindHardware
@@ -248,7 +249,7 @@ public struct TerminalSimulator {
             serial = SerialConfiguration(path: sim.path)
         }
         defer { modemSim?.stop() }
-        let outbox = try Outbox(directory: stateDirectory + "/outbox", now: clock.now().wall)
+        let outbox = try Outbox(storage: try DirectoryStore.outbox(at: stateDirectory + "/outbox"), now: clock.now().wall)
         let modem = GSMModem(port: try SerialPort(serial), outbox: outbox,
                              configuration: realModem?.modem ?? ModemConfiguration(), logger: logger)
         let panel = TerminalPanel(motor: motor, stateDirectory: stateDirectory, modem: modemSim, logger: logger, clock: clock,

@@ -1,4 +1,5 @@
 import CLinuxSystem
+import UnwindSimulatedHardware
 import UnwindRender
 
 extension TerminalLayout {

@@ -157,7 +157,7 @@ struct Daemon {
     /// looked for again with backoff; alerts wait in the outbox meanwhile.
     static func alertLink(_ c: DeviceConfiguration, logger: Logger, now: Moment) throws -> ModemAlertLink {
         let outbox: Outbox
-        do { outbox = try Outbox(directory: c.stateDirectory + "/outbox", now: now.wall) } catch {
+        do { outbox = try Outbox(storage: try DirectoryStore.outbox(at: c.stateDirectory + "/outbox"), now: now.wall) } catch {
             throw fail("cannot use the outbox directory: \(error)", code: .failure)
         }
         let port: SerialPort

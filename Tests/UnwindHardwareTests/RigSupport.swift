@@ -13,6 +13,7 @@ import Foundation
 import Synchronization
 import Testing
 import UnwindCore
+import UnwindDevices
 import UnwindHardware
 
 #if canImport(Glibc)

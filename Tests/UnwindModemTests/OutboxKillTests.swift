@@ -1,10 +1,10 @@
 import Foundation
 import Glibc
 import Testing
+import UnwindSimulatedHardware
 import UnwindCore
 import UnwindHardware
 import UnwindModem
-import UnwindSim
 import UnwindDevices
 
 /// Issue 5's restart test, with a real process and a real SIGKILL: the panic path is killed
@@ -82,10 +82,10 @@ struct OutboxKillTests {
         // The next start, on a healthy network: a new modem session on the same outbox.
         sim.setScript { $0 = ModemScript() }
         let clock = LinuxClock()
-        let reloaded = try Outbox(directory: dir, now: LinuxClock().now().wall)
+        let reloaded = try Outbox(storage: try DirectoryStore.outbox(at: dir), now: LinuxClock().now().wall)
         #expect(reloaded.entries.count == 1, "outbox problems: \(reloaded.problems), files: \((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [])")
         let modem = GSMModem(port: try SerialPort(SerialConfiguration(path: sim.path)),
-                             outbox: try Outbox(directory: dir, now: clock.now().wall), logger: quietLogger())
+                             outbox: try Outbox(storage: try DirectoryStore.outbox(at: dir), now: clock.now().wall), logger: quietLogger())
         defer { modem.close() }
         let sent = until(20) {
             modem.step(at: clock.now())

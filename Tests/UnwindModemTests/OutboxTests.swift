@@ -1,9 +1,9 @@
 import Foundation
 import Testing
+import UnwindSimulatedHardware
 import UnwindCore
 import UnwindHardware
 import UnwindModem
-import UnwindSim
 import UnwindDevices
 
 @Suite("Outbox: journaled, restart-safe", .serialized)
@@ -37,18 +37,18 @@ struct OutboxTests {
 
     @Test func entriesSurviveAReloadInOrder() throws {
         let dir = ScratchDirectory()
-        let outbox = try Outbox(directory: dir.path)
+        let outbox = try Outbox(storage: try DirectoryStore.outbox(at: dir.path))
         for k in 1...5 {
             let (_, error) = outbox.add(alert("C\(k)", "+1555010000\(k)", "Help \(k)"), slot: k,
                                         at: WallTime(secondsSinceEpoch: 100), reference: UInt16(k), nonce: UInt16(k * 7))
             #expect(error == nil)
         }
-        let again = try Outbox(directory: dir.path)
+        let again = try Outbox(storage: try DirectoryStore.outbox(at: dir.path))
         #expect(again.entries.map(\.alert.name) == ["C1", "C2", "C3", "C4", "C5"])
         #expect(again.entries == outbox.entries)
         try again.remove(again.entries[0].id)
-        #expect(try Outbox(directory: dir.path).entries.count == 4)
-        let more = try Outbox(directory: dir.path)
+        #expect(try Outbox(storage: try DirectoryStore.outbox(at: dir.path)).entries.count == 4)
+        let more = try Outbox(storage: try DirectoryStore.outbox(at: dir.path))
         let (next, _) = more.add(alert(), slot: nil, at: WallTime(secondsSinceEpoch: 200), reference: 1, nonce: 1)
         #expect(next.sequence == 6, "sequence continues after a restart")
     }
@@ -64,7 +64,7 @@ struct OutboxTests {
         try evil.write(toFile: dir.path + "/alert-1-1-0001.msg", atomically: true, encoding: .utf8)
         try evilNumber.write(toFile: dir.path + "/alert-1-2-0002.msg", atomically: true, encoding: .utf8)
         try "garbage".write(toFile: dir.path + "/alert-1-3-0003.msg", atomically: true, encoding: .utf8)
-        let outbox = try Outbox(directory: dir.path, now: WallTime(secondsSinceEpoch: 42))
+        let outbox = try Outbox(storage: try DirectoryStore.outbox(at: dir.path), now: WallTime(secondsSinceEpoch: 42))
         #expect(outbox.entries.isEmpty)
         #expect(outbox.problems.count == 3)
         #expect(outbox.problems[0].contains("message: character 1 is Ctrl-Z"))
@@ -87,14 +87,14 @@ struct OutboxTests {
         #expect(rig.ready())
         let a = alert()
         let id = rig.modem.send(a, slot: 3, at: rig.now)
-        #expect(try OutboxDirectory(directory: rig.directory.path).names() == [id.rawValue + ".msg"], "on disk before any AT traffic")
+        #expect(try DirectoryStore.outbox(at: rig.directory.path).names() == [id.rawValue + ".msg"], "on disk before any AT traffic")
         #expect(rig.run(until: { rig.sim.prompts.count == 1 }))
         try rig.restartDaemon()  // SIGKILL: no goodbye, no +CMGS
         #expect(rig.modem.messages.map(\.id) == [id], "picked up from the outbox")
         #expect(rig.settle())
         #expect(rig.sim.delivered.map(\.text) == [a.message])
         #expect(rig.sim.possiblyDelivered.count == 2, "duplicated, not lost")
-        #expect(try OutboxDirectory(directory: rig.directory.path).names().isEmpty)
+        #expect(try DirectoryStore.outbox(at: rig.directory.path).names().isEmpty)
         expectClean(rig.sim)
     }
 
@@ -151,7 +151,7 @@ struct OutboxTests {
     }
 }
 
-final class FailingStorage: OutboxStorage {
+final class FailingStorage: ListableStore {
     func names() throws(StoreError) -> [String] { [] }
     func read(_ name: String) throws(StoreError) -> [UInt8]? { nil }
     func replace(_ name: String, with bytes: [UInt8]) throws(StoreError) {
@@ -159,6 +159,10 @@ final class FailingStorage: OutboxStorage {
     }
     func remove(_ name: String) throws(StoreError) {}
     func quarantine(_ name: String, suffix: String) throws(StoreError) -> String { name }
+    func replaceAll(_ files: [(name: String, bytes: [UInt8])]) throws(StoreError) {
+        throw StoreError(operation: "write", path: "restore", errno: ENOSPC, message: "No space left on device")
+    }
+    var recoveryProblems: [String] { [] }
 }
 
 @Suite("Alert slot files in the state directory")
@@ -220,13 +224,13 @@ struct OutboxHostileFileTests {
     func aHostileNumberIsSetAsideAndTheNextAlertIsJournaled(_ name: String, _ text: String) throws {
         let dir = ScratchDirectory("outbox-hostile")
         try Data(text.utf8).write(to: URL(fileURLWithPath: dir.path + "/a.msg"))
-        let outbox = try Outbox(directory: dir.path)
+        let outbox = try Outbox(storage: try DirectoryStore.outbox(at: dir.path))
         #expect(outbox.entries.isEmpty, "\(name) was taken as a message")
         #expect(outbox.problems.count == 1, "\(name): \(outbox.problems)")
-        let names = try OutboxDirectory(directory: dir.path).names()
+        let names = try DirectoryStore.outbox(at: dir.path).names()
         #expect(names.contains { $0.hasPrefix("a.msg.corrupt-") }, "\(name): kept aside, not deleted: \(names)")
         let (entry, error) = outbox.add(alert(), slot: 1, at: WallTime(secondsSinceEpoch: 1_800_000_000), reference: 7, nonce: 1)
         #expect(error == nil)
-        #expect(try Outbox(directory: dir.path).entries.map(\.id) == [entry.id])
+        #expect(try Outbox(storage: try DirectoryStore.outbox(at: dir.path)).entries.map(\.id) == [entry.id])
     }
 }

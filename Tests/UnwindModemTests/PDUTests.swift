@@ -1,7 +1,7 @@
 import Testing
+import UnwindSimulatedHardware
 import UnwindCore
 import UnwindModem
-import UnwindSim
 
 /// PDU encoding checked against independently published examples, then the part boundaries.
 @Suite("SMS PDU encoder")

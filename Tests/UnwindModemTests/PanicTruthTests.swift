@@ -1,9 +1,9 @@
 import Foundation
 import Testing
+import UnwindSimulatedHardware
 import UnwindCore
 import UnwindHardware
 import UnwindModem
-import UnwindSim
 
 /// The panic path tells the exact truth (issue 14): a confirmation counts only for the PDU it
 /// answers, and one contact's slow or garbled confirmation never holds back the others.
@@ -121,7 +121,7 @@ struct PanicTruthTests {
         #expect(rig.ready())
         let id = rig.modem.sendTest(alert("Mum", "+15550100001", "[TEST] Please call me."), at: rig.now)
         #expect(rig.run(until: { rig.sim.submitCount >= 1 }, within: .seconds(3)))
-        #expect(try OutboxDirectory(directory: rig.directory.path).names().isEmpty, "a test was journaled")
+        #expect(try DirectoryStore.outbox(at: rig.directory.path).names().isEmpty, "a test was journaled")
         rig.modem.cancel(id)
         #expect(rig.run(until: { rig.modem.message(id)?.state.isFinished == true }, within: .seconds(3)))
         let submitsBefore = rig.sim.submitCount

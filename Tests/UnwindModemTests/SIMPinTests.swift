@@ -1,7 +1,7 @@
 import Testing
+import UnwindSimulatedHardware
 import UnwindCore
 import UnwindModem
-import UnwindSim
 
 /// A SIM with a PIN (the configuration's `modem.sim_pin`): entered once per modem start, never
 /// again after a refusal, never shown in a log line.

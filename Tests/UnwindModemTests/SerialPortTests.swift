@@ -1,8 +1,8 @@
 import Foundation
 import Glibc
 import Testing
+import UnwindSimulatedHardware
 import UnwindHardware
-import UnwindSim
 import UnwindDevices
 
 @Suite("Serial port")

@@ -3,9 +3,9 @@ import Glibc
 import Logging
 import Testing
 @testable import UnwindCore
+import UnwindSimulatedHardware
 import UnwindHardware
 import UnwindModem
-import UnwindSim
 import UnwindDevices
 
 /// Every scratch directory of this test process lives under one directory, removed when the
@@ -84,7 +84,7 @@ final class ModemRig {
         directory = ScratchDirectory(name)
         configuration = testConfiguration(configure)
         port = try SerialPort(SerialConfiguration(path: sim.path, baud: baud))
-        outbox = try Outbox(directory: directory.path)
+        outbox = try Outbox(storage: try DirectoryStore.outbox(at: directory.path))
         modem = GSMModem(port: port, outbox: outbox, configuration: configuration, random: SeededRandom(seed: 42),
                          logger: quietLogger())
     }
@@ -96,7 +96,7 @@ final class ModemRig {
     func restartDaemon() throws {
         port.close()
         port = try SerialPort(SerialConfiguration(path: sim.path, baud: port.configuration.baud))
-        outbox = try Outbox(directory: directory.path)
+        outbox = try Outbox(storage: try DirectoryStore.outbox(at: directory.path))
         modem = GSMModem(port: port, outbox: outbox, configuration: configuration, random: SeededRandom(seed: 7),
                          logger: quietLogger())
     }

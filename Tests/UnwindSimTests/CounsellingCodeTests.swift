@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import UnwindSimulatedHardware
 import UnwindCore
 import UnwindDevice
 import UnwindRender

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import UnwindSimulatedHardware
 import UnwindCore
 import UnwindRender
 @testable import UnwindSim

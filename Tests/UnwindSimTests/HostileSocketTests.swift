@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Synchronization
 import Testing
+import UnwindSimulatedHardware
 import UnwindCore
 @testable import UnwindDevice
 import UnwindSim

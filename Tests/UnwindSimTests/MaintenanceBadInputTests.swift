@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import UnwindSimulatedHardware
 import UnwindCore
 import UnwindDevice
 import UnwindSim

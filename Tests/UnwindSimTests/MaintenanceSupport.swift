@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import Synchronization
 import Testing
+import UnwindSimulatedHardware
 import UnwindCore
 import UnwindDevice
 import UnwindHardware
@@ -61,7 +62,7 @@ final class MaintenanceRig: @unchecked Sendable {
         let core = host.loading {
             DeviceCore.starting(settings: Self.settings, persistence: persistence, help: help, now: clock.now().wall)
         }
-        let outbox = try Outbox(directory: self.directory + "/outbox", now: clock.now().wall)
+        let outbox = try Outbox(storage: try DirectoryStore.outbox(at: self.directory + "/outbox"), now: clock.now().wall)
         modem = GSMModem(port: try SerialPort(SerialConfiguration(path: modemSim.path)), outbox: outbox,
                          configuration: Self.modemConfiguration, random: SeededRandom(seed: 1), logger: logger)
         loop = DeviceLoop(core: core, clock: clock, waiter: try PollWaiter(), buttons: buttons, motor: motor,

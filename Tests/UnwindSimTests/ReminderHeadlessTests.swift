@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import UnwindSimulatedHardware
 @testable import UnwindCore
 import UnwindDevice
 @testable import UnwindSim

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Synchronization
 import Testing
+import UnwindSimulatedHardware
 import UnwindCore
 @testable import UnwindHardware
 import UnwindRender

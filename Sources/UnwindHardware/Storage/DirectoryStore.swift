@@ -33,7 +33,7 @@ import Darwin
 ///
 /// System calls interrupted by a signal (EINTR) are retried, except `close`, which on Linux
 /// releases the descriptor even when interrupted.
-public final class DirectoryStore: StateStore {
+public final class DirectoryStore: ListableStore {
     /// Who owns the files this store writes.
     public enum Ownership: Sendable {
         /// The process's user (the daemon, a simulator, a test).
@@ -569,5 +569,12 @@ private func retryingInterrupts(_ operation: String, _ path: FilePath,
     while call() == -1 {
         let code = Errno(rawValue: errno)
         if code != .interrupted { throw storeError(operation, path, code) }
+    }
+}
+
+extension DirectoryStore {
+    /// The outbox's directory: one small file per message (64 KiB is far beyond any alert).
+    public static func outbox(at directory: String) throws(StoreError) -> DirectoryStore {
+        try DirectoryStore(directory: directory, maximumFileSize: 64 * 1024)
     }
 }

@@ -1,4 +1,5 @@
 import Logging
+import UnwindSimulatedHardware
 import UnwindCore
 import UnwindHardware
 import UnwindRender

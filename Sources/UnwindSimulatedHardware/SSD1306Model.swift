@@ -1,4 +1,3 @@
-import UnwindRender
 import UnwindCore
 
 /// An SSD1306 as the bus sees it: decodes each I²C write transaction like the chip, keeps the

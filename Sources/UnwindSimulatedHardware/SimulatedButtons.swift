@@ -1,5 +1,4 @@
 import UnwindCore
-import UnwindHardware
 import UnwindDevices
 
 /// The five button lines in simulation: a test (or the keyboard) presses them at chosen

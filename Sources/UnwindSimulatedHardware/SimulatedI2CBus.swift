@@ -1,5 +1,4 @@
 import UnwindCore
-import UnwindHardware
 import UnwindDevices
 
 /// An I²C bus with an `SSD1306Model` on it: every transaction the driver makes is decoded by

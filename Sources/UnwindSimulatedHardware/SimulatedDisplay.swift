@@ -1,6 +1,4 @@
 import UnwindCore
-import UnwindHardware
-import UnwindRender
 import UnwindDevices
 
 /// The display in simulation: every frame the loop presents, with its instant, readable pixel

@@ -1,6 +1,5 @@
 import Synchronization
 import UnwindCore
-import UnwindHardware
 import UnwindDevices
 
 /// The motor's GPIO line in simulation: remembers every change with its instant, like

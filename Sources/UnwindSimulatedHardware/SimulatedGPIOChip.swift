@@ -4,7 +4,6 @@ import Glibc
 import Darwin
 #endif
 import UnwindCore
-import UnwindHardware
 import UnwindDevices
 
 /// A GPIO chip in simulation, in the spirit of gpiozero's mock pins: `lineCount` lines, each

@@ -3,7 +3,6 @@ import Foundation
 import Glibc
 import Synchronization
 import UnwindCore
-import UnwindHardware
 import UnwindDevices
 
 /// What a simulated modem does with one AT+CMGS.
@@ -205,7 +204,7 @@ public final class ModemSimulator: Sendable {
     public var descriptor: Int32 { state.withLock { $0.master } }
 
     /// Reads what arrived and writes what is due.
-    public func step(now: Instant = LinuxClock().now().instant) {
+    public func step(now: Instant = monotonicNow()) {
         state.withLock { $0.step(now: now) }
     }
 
@@ -216,9 +215,8 @@ public final class ModemSimulator: Sendable {
     public func start() {
         guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let t = Thread { [self] in
-            let clock = LinuxClock()
             while running.load(ordering: .acquiring) {
-                let now = clock.now().instant
+                let now = monotonicNow()
                 let (fd, next) = state.withLock { core -> (Int32, Instant?) in
                     core.step(now: now)
                     return (core.master, core.nextDeadline)
@@ -242,18 +240,18 @@ public final class ModemSimulator: Sendable {
     public func setScript(_ change: (inout ModemScript) -> Void) { state.withLock { change(&$0.script) } }
 
     /// Sends lines now (framed CR LF … CR LF), e.g. an unsolicited code at a chosen moment.
-    public func inject(_ lines: [String], now: Instant = LinuxClock().now().instant) {
+    public func inject(_ lines: [String], now: Instant = monotonicNow()) {
         state.withLock { $0.send(lines, at: now) }
     }
 
     /// Restarts: forgets ATE0 and everything in flight, prints the boot messages.
-    public func restart(now: Instant = LinuxClock().now().instant) { state.withLock { $0.restart(at: now) } }
+    public func restart(now: Instant = monotonicNow()) { state.withLock { $0.restart(at: now) } }
 
     /// The USB modem goes away: the pty is closed and the path removed.
     public func unplug() { state.withLock { $0.unplug() } }
 
     /// …and comes back (at the same path, a fresh pty, booting).
-    public func replug(now: Instant = LinuxClock().now().instant) throws(DeviceError) {
+    public func replug(now: Instant = monotonicNow()) throws(DeviceError) {
         try state.withLock { core throws(DeviceError) in
             try core.plug()
             core.restart(at: now)
@@ -674,4 +672,12 @@ struct SimulatorCore: Sendable {
         }
         return out
     }
+}
+
+/// clock_gettime(CLOCK_MONOTONIC): the time base `LinuxClock` gives the device, so a simulator
+/// on a real pseudo-terminal and the modem code under test agree on every deadline.
+public func monotonicNow() -> Instant {
+    var t = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &t)
+    return Instant(nanoseconds: Int64(t.tv_sec) * 1_000_000_000 + Int64(t.tv_nsec))
 }

@@ -1,6 +1,4 @@
 import UnwindCore
-import UnwindDevice
-import UnwindHardware
 import UnwindDevices
 
 /// Simulated time: both clocks stand still until the loop waits, then jump straight to the
