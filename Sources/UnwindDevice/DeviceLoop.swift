@@ -133,7 +133,7 @@ public final class DeviceLoop {
         for e in edges { classifier.feed(e, into: &gestures) }
         classifier.advance(to: now.instant, into: &gestures)
         for g in gestures {
-            core.handle(g, at: now, effects: &effects)
+            core.apply(.button(g), at: now, effects: &effects)
             onGesture?(g, now.instant)
         }
         perform()
@@ -143,7 +143,7 @@ public final class DeviceLoop {
         if let control { control.service(self, at: clock.now()) }
 
         if now.instant >= frameDeadline(frameIndex) {
-            core.tick(at: now, effects: &effects)
+            core.apply(.tick, at: now, effects: &effects)
             perform()
             now = clock.now()
             applyMotor(now.instant)
@@ -176,17 +176,17 @@ public final class DeviceLoop {
     private func serviceAlarm(_ alarm: WallClockAlarm, _ now: Moment) {
         if now.instant >= nextSyncCheck {
             nextSyncCheck = now.instant + .seconds(1)
-            core.wallClock(synchronised: alarm.clockIsSynchronised(), at: now)
+            core.apply(.wallClockSynchronised(alarm.clockIsSynchronised()), at: now, effects: &effects)
         }
         switch alarm.poll() {
         case .fired(let due):
             statistics.alarmsFired += 1
             armedValid = false
-            core.reminderDue(due, at: now, effects: &effects)
+            core.apply(.reminderDue(due), at: now, effects: &effects)
         case .clockChanged:
             statistics.clockChanges += 1
             armedValid = false
-            core.wallClockChanged(at: now)
+            core.apply(.wallClockChanged, at: now, effects: &effects)
         case .none:
             break
         }
@@ -207,9 +207,9 @@ public final class DeviceLoop {
         alerts.step(at: now, into: &alertUpdates)
         for u in alertUpdates {
             switch u {
-            case .resumed(let progress): core.alertsResumed(progress, at: now, effects: &effects)
-            case .delivery(let slot, let d): core.alertUpdate(slot: slot, delivery: d, at: now, effects: &effects)
-            case .call(let active): core.callChanged(active: active)
+            case .resumed(let progress): core.apply(.alertsResumed(progress), at: now, effects: &effects)
+            case .delivery(let slot, let d): core.apply(.alertDelivery(slot: slot, d), at: now, effects: &effects)
+            case .call(let active): core.apply(.callChanged(active: active), at: now, effects: &effects)
             }
         }
         perform()
@@ -219,7 +219,7 @@ public final class DeviceLoop {
     /// Ends a running session, saves, drives the motor low and waits for the writes.
     public func shutdown() {
         let now = clock.now()
-        core.shutdown(at: now, effects: &effects)
+        core.apply(.shutdown, at: now, effects: &effects)
         perform()
         setMotor(false, scheduled: now.instant, now: now.instant)
         if let alarm { try? alarm.arm(nil) }
@@ -231,12 +231,13 @@ public final class DeviceLoop {
 
     /// A maintainer's change (from the control socket), applied between passes as a button's
     /// is: the core changes, and what it asks for (saves, motor edges) is done at once.
-    func maintain<T>(_ change: (inout DeviceCore, Moment, inout [Effect]) -> T) -> T {
+    @discardableResult
+    func maintain(_ change: MaintainerChange) -> EventRefusal? {
         let now = clock.now()
-        let result = change(&core, now, &effects)
+        let refusal = core.apply(.maintainer(change), at: now, effects: &effects)
         perform()
         applyMotor(now.instant)
-        return result
+        return refusal
     }
 
     private func perform() {
@@ -256,7 +257,7 @@ public final class DeviceLoop {
             case .sendAlerts(let requests):
                 if let alerts { alerts.send(requests, at: clock.now()) } else {
                     logger.error("PANIC: no alert link configured; \(requests.count) alert(s) not sent")
-                    for r in requests { core.alertUpdate(slot: r.slot, delivery: .failed("no modem configured"), at: clock.now(), effects: &deferred) }
+                    for r in requests { core.apply(.alertDelivery(slot: r.slot, .failed("no modem configured")), at: clock.now(), effects: &deferred) }
                 }
             case .dial(let number): alerts?.dial(number, at: clock.now())
             case .hangUp: alerts?.hangUp()

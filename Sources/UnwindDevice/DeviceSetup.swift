@@ -12,12 +12,11 @@ extension DeviceCore {
                                 content: String = DeviceContent.directory(),
                                 counselling: CounsellingLine = .sfuCounselling,
                                 website: String? = DeviceConfiguration().counsellingWebsite) -> DeviceCore {
-        var core = DeviceCore(settings: settings,
-                              totals: persistence.loadTotals(now: now),
-                              history: persistence.loadHistory(now: now),
-                              help: help,
-                              mantras: persistence.loadMantras(now: now, seed: { DeviceContent.shippedMantras(in: content) }),
-                              reminder: persistence.loadReminder(now: now))
+        // Loaded in this order (the log's order): statistics, mantras, reminder, alert slots.
+        let totals = persistence.loadTotals(now: now)
+        let history = persistence.loadHistory(now: now)
+        let mantras = persistence.loadMantras(now: now, seed: { DeviceContent.shippedMantras(in: content) })
+        let reminder = persistence.loadReminder(now: now)
         let slots = AlertSlotStore.load(from: persistence.store)
         for (i, s) in slots.enumerated() {
             if case .needsAttention(let problem) = s {
@@ -25,14 +24,13 @@ extension DeviceCore {
                 persistence.logger.error("alert slot \(slot) (\(AlertSlotFile.name(slot: slot))) needs attention: \(problem); the other slots keep working")
             }
         }
-        core.alertSlotsChanged(slots)
         var code: QRCodeImage?
         if let website {
             do { code = try QRCode.encode(website) } catch {
                 persistence.logger.error("counselling.website: \(error); the QR code is not shown")
             }
         }
-        core.setCounselling(counselling, website: website, code: code)
-        return core
+        return DeviceCore(settings: settings, totals: totals, history: history, help: help, mantras: mantras,
+                          reminder: reminder, alertSlots: slots, counselling: counselling, website: website, websiteCode: code)
     }
 }

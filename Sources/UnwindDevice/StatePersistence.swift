@@ -136,7 +136,7 @@ public final class StatePersistence: @unchecked Sendable {
     }
 
     public func save(_ file: StateFile, _ text: String) {
-        save(named: file.rawValue, Array(text.utf8))
+        save(named: file.name, Array(text.utf8))
     }
 
     /// Replaces any state file (an alert slot's) the way `save` does: in the background on the

@@ -26,7 +26,7 @@ struct Bench: ParsableCommand {
         // 1. Rendering alone: the pure function from state to pixels.
         var core = DeviceCore()
         var effects: [Effect] = []
-        core.handle(.down(.select), at: Moment(.zero), effects: &effects)
+        core.apply(.button(.down(.select)), at: Moment(.zero), effects: &effects)
         var fb = Framebuffer()
         var times = [Int64](repeating: 0, count: frames)
         for k in 0..<300 { Screen.render(core.state, at: Instant(nanoseconds: Int64(k) * 33_333_333), into: &fb) } // warm up

@@ -6,11 +6,11 @@ import Testing
     var effects: [Effect] = []
 
     mutating func press(_ g: ButtonGesture, at s: Double) {
-        core.handle(g, at: Moment(.seconds(s), wall: WallTime(secondsSinceEpoch: 1_000_000 + Int64(s))), effects: &effects)
+        core.apply(.button(g), at: Moment(.seconds(s), wall: WallTime(secondsSinceEpoch: 1_000_000 + Int64(s))), effects: &effects)
     }
 
     mutating func tick(_ s: Double) {
-        core.tick(at: Moment(.seconds(s), wall: WallTime(secondsSinceEpoch: 1_000_000 + Int64(s))), effects: &effects)
+        core.apply(.tick, at: Moment(.seconds(s), wall: WallTime(secondsSinceEpoch: 1_000_000 + Int64(s))), effects: &effects)
     }
 
     var saves: [StateFile: String] {
@@ -129,7 +129,7 @@ import Testing
     @Test mutating func shutdownCountsTheRunningSession() {
         press(.down(.select), at: 0)
         effects = []
-        core.shutdown(at: Moment(.seconds(42.9)), effects: &effects)
+        core.apply(.shutdown, at: Moment(.seconds(42.9)), effects: &effects)
         #expect(saves[.totalTime] == "42\n0\n0\n42\n42\n1\n")
         #expect(effects.contains(.cancelMotor))
         #expect(!core.state.breathing.isRunning)

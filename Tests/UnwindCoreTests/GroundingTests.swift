@@ -79,7 +79,7 @@ import Testing
     mutating func press(_ b: Button) {
         t += 1
         for g in [ButtonGesture.down(b), .short(b), .up(b, heldFor: .milliseconds(80))] {
-            core.handle(g, at: Moment(.seconds(t)), effects: &effects)
+            core.apply(.button(g), at: Moment(.seconds(t)), effects: &effects)
         }
     }
 
@@ -130,7 +130,7 @@ import Testing
     }
 
     @Test mutating func pageHelpStillOpens() {
-        core.handle(.long(.page), at: Moment(.seconds(1)), effects: &effects)
+        core.apply(.button(.long(.page)), at: Moment(.seconds(1)), effects: &effects)
         #expect(core.state.overlay == .help(scroll: 0))
         press(.select)                       // SELECT closes help; it captures nothing
         #expect(core.state.overlay == .none)

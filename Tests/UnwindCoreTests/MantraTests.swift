@@ -127,12 +127,12 @@ import Testing
 
     mutating func press(_ b: Button, long: Bool = false) {
         t += 1
-        core.handle(.down(b), at: Moment(.seconds(t)), effects: &effects)
+        core.apply(.button(.down(b)), at: Moment(.seconds(t)), effects: &effects)
         if long {
-            core.handle(.long(b), at: Moment(.seconds(t + 0.8)), effects: &effects)
+            core.apply(.button(.long(b)), at: Moment(.seconds(t + 0.8)), effects: &effects)
             core.handle(.up(b, heldFor: .seconds(1)), at: Moment(.seconds(t + 1)), effects: &effects)
         } else {
-            core.handle(.short(b), at: Moment(.seconds(t + 0.08)), effects: &effects)
+            core.apply(.button(.short(b)), at: Moment(.seconds(t + 0.08)), effects: &effects)
             core.handle(.up(b, heldFor: .milliseconds(80)), at: Moment(.seconds(t + 0.08)), effects: &effects)
         }
     }

@@ -17,8 +17,8 @@ import Testing
     }
 
     mutating func at(_ s: Double) -> Moment { Moment(.seconds(s)) }
-    mutating func press(_ g: ButtonGesture, _ s: Double) { core.handle(g, at: at(s), effects: &effects) }
-    mutating func tick(_ s: Double) { core.tick(at: at(s), effects: &effects) }
+    mutating func press(_ g: ButtonGesture, _ s: Double) { core.apply(.button(g), at: at(s), effects: &effects) }
+    mutating func tick(_ s: Double) { core.apply(.tick, at: at(s), effects: &effects) }
 
     var onsets: [Instant] {
         effects.compactMap { e -> Instant? in
@@ -34,7 +34,7 @@ import Testing
     @Test mutating func alertsThatCannotGoOutAreSaidAndFelt() {
         press(.down(.panic), 0); tick(1.5)
         let before = onsets.count
-        core.alertUpdate(slot: 0, delivery: .blocked("the SIM has no message centre number"), at: at(2), effects: &effects)
+        core.apply(.alertDelivery(slot: 0, .blocked("the SIM has no message centre number")), at: at(2), effects: &effects)
         #expect(core.state.panic.progress(ofSlot: 0)?.word == "CANNOT")
         #expect(onsets.count == before + 2, "two long pulses")
         #expect(core.state.panic.progress(ofSlot: 0)?.isFinished == false, "still retried")
@@ -50,13 +50,13 @@ import Testing
         #expect(sent.count == 1, "every contact would have got everything twice")
         #expect(core.state.panic.notice == .alreadySending && core.state.panic.showsNotice(at: .seconds(5)))
         press(.up(.panic, heldFor: .seconds(1.6)), 4.6)
-        core.alertUpdate(slot: 0, delivery: .sent, at: at(5), effects: &effects)
-        core.alertUpdate(slot: 2, delivery: .failed("not in service"), at: at(5), effects: &effects)
+        core.apply(.alertDelivery(slot: 0, .sent), at: at(5), effects: &effects)
+        core.apply(.alertDelivery(slot: 2, .failed("not in service")), at: at(5), effects: &effects)
         // Mum sent, Sam failed for good: nothing pending → a new PANIC is a new batch.
         press(.down(.panic), 6); tick(7.5)
         #expect(sent.count == 2 && sent[1].map(\.slot) == [0, 2])
         press(.up(.panic, heldFor: .seconds(1.6)), 7.6)
-        core.alertUpdate(slot: 2, delivery: .failed("not in service"), at: at(8), effects: &effects)
+        core.apply(.alertDelivery(slot: 2, .failed("not in service")), at: at(8), effects: &effects)
         // Mum still on her way, Sam failed: PANIC sends Sam again, not Mum.
         press(.down(.panic), 9); tick(10.5)
         #expect(sent.count == 3 && sent[2].map(\.slot) == [2], "\(sent)")
@@ -109,23 +109,23 @@ import Testing
         var c = DeviceCore(settings: DeviceSettings(screen: ScreenCareSettings(sleepAfter: .seconds(10))))
         c.alertSlotsChanged(core.state.panic.slots)
         var e: [Effect] = []
-        c.tick(at: Moment(.seconds(1)), effects: &e)
-        c.tick(at: Moment(.seconds(20)), effects: &e)
+        c.apply(.tick, at: Moment(.seconds(1)), effects: &e)
+        c.apply(.tick, at: Moment(.seconds(20)), effects: &e)
         #expect(c.state.display.asleep)
-        c.handle(.down(.panic), at: Moment(.seconds(21)), effects: &e)
+        c.apply(.button(.down(.panic)), at: Moment(.seconds(21)), effects: &e)
         #expect(!c.state.display.asleep)
-        c.tick(at: Moment(.seconds(22.5)), effects: &e)
+        c.apply(.tick, at: Moment(.seconds(22.5)), effects: &e)
         #expect(e.contains { if case .sendAlerts = $0 { true } else { false } })
     }
 
     @Test mutating func statusShowsEachAlertAndTheMotorTellsTheOutcome() {
         press(.down(.panic), 0); tick(1.5)
         effects = []
-        core.alertUpdate(slot: 0, delivery: .sending, at: at(2), effects: &effects)
-        core.alertUpdate(slot: 0, delivery: .sent, at: at(3), effects: &effects)
+        core.apply(.alertDelivery(slot: 0, .sending), at: at(2), effects: &effects)
+        core.apply(.alertDelivery(slot: 0, .sent), at: at(3), effects: &effects)
         #expect(effects.isEmpty) // not all sent yet
-        core.alertUpdate(slot: 2, delivery: .retrying("network error 38"), at: at(3), effects: &effects)
-        core.alertUpdate(slot: 2, delivery: .sent, at: at(9), effects: &effects)
+        core.apply(.alertDelivery(slot: 2, .retrying("network error 38")), at: at(3), effects: &effects)
+        core.apply(.alertDelivery(slot: 2, .sent), at: at(9), effects: &effects)
         // All sent: three taps.
         #expect(effects.filter { $0 == .motor(MotorEdge(at: .seconds(9), on: true)) }.count == 1)
         #expect(onsets.count == 3)
@@ -141,7 +141,7 @@ import Testing
     @Test mutating func aPermanentFailureIsFelt() {
         press(.down(.panic), 0); tick(1.5)
         effects = []
-        core.alertUpdate(slot: 2, delivery: .failed("5557654321 is not in service"), at: at(4), effects: &effects)
+        core.apply(.alertDelivery(slot: 2, .failed("5557654321 is not in service")), at: at(4), effects: &effects)
         #expect(onsets == [.seconds(4), .seconds(4.6)])
         #expect(core.state.panic.progress(ofSlot: 2) == .failed("5557654321 is not in service"))
     }
@@ -188,8 +188,8 @@ import Testing
     @Test mutating func noContactsIsExplained() {
         var c = DeviceCore()
         var e: [Effect] = []
-        c.handle(.down(.panic), at: Moment(.seconds(0)), effects: &e)
-        c.tick(at: Moment(.seconds(1.5)), effects: &e)
+        c.apply(.button(.down(.panic)), at: Moment(.seconds(0)), effects: &e)
+        c.apply(.tick, at: Moment(.seconds(1.5)), effects: &e)
         #expect(!e.contains { if case .sendAlerts = $0 { true } else { false } })
         #expect(c.state.panic.notice == .noContacts)
     }
@@ -198,11 +198,11 @@ import Testing
         var c = DeviceCore(settings: DeviceSettings(panic: PanicSettings(cancelWindow: .seconds(5))))
         c.alertSlotsChanged(core.state.panic.slots)
         var e: [Effect] = []
-        c.handle(.down(.panic), at: Moment(.seconds(0)), effects: &e)
-        c.tick(at: Moment(.seconds(1.5)), effects: &e)
+        c.apply(.button(.down(.panic)), at: Moment(.seconds(0)), effects: &e)
+        c.apply(.tick, at: Moment(.seconds(1.5)), effects: &e)
         #expect(c.state.panic.sendingAt == .seconds(6.5))
-        c.handle(.down(.right), at: Moment(.seconds(3)), effects: &e)
-        c.tick(at: Moment(.seconds(7)), effects: &e)
+        c.apply(.button(.down(.right)), at: Moment(.seconds(3)), effects: &e)
+        c.apply(.tick, at: Moment(.seconds(7)), effects: &e)
         #expect(!e.contains { if case .sendAlerts = $0 { true } else { false } })
         #expect(c.state.panic.notice == .cancelled)
     }

@@ -7,9 +7,9 @@ import Testing
     @Test func pagePressMarksTheNextPageAndTheReleaseOpensIt() {
         var core = DeviceCore()
         var effects: [Effect] = []
-        core.handle(.down(.page), at: Moment(.seconds(1)), effects: &effects)
+        core.apply(.button(.down(.page)), at: Moment(.seconds(1)), effects: &effects)
         #expect(core.state.pagePressed && core.state.page == .breathing)
-        core.handle(.short(.page), at: Moment(.seconds(1.08)), effects: &effects)
+        core.apply(.button(.short(.page)), at: Moment(.seconds(1.08)), effects: &effects)
         #expect(!core.state.pagePressed && core.state.page == .grounding)
         core.handle(.up(.page, heldFor: .milliseconds(80)), at: Moment(.seconds(1.08)), effects: &effects)
         #expect(!core.state.pagePressed)
@@ -18,16 +18,16 @@ import Testing
     @Test func aLongPressStillOpensHelpAndDropsTheMark() {
         var core = DeviceCore()
         var effects: [Effect] = []
-        core.handle(.down(.page), at: Moment(.seconds(1)), effects: &effects)
-        core.handle(.long(.page), at: Moment(.seconds(1.8)), effects: &effects)
+        core.apply(.button(.down(.page)), at: Moment(.seconds(1)), effects: &effects)
+        core.apply(.button(.long(.page)), at: Moment(.seconds(1.8)), effects: &effects)
         #expect(core.state.overlay == .help(scroll: 0) && !core.state.pagePressed && core.state.page == .breathing)
     }
 
     @Test func duringASessionThePressShowsTheLockAtOnce() {
         var core = DeviceCore()
         var effects: [Effect] = []
-        core.handle(.down(.select), at: Moment(.seconds(0)), effects: &effects)
-        core.handle(.down(.page), at: Moment(.seconds(3)), effects: &effects)
+        core.apply(.button(.down(.select)), at: Moment(.seconds(0)), effects: &effects)
+        core.apply(.button(.down(.page)), at: Moment(.seconds(3)), effects: &effects)
         #expect(core.showsLockNoticeForTest(at: .seconds(3)) && !core.state.pagePressed)
     }
 
@@ -36,9 +36,9 @@ import Testing
             var core = DeviceCore()
             var effects: [Effect] = []
             core.state.page = page
-            core.handle(.down(.select), at: Moment(.seconds(1)), effects: &effects)
+            core.apply(.button(.down(.select)), at: Moment(.seconds(1)), effects: &effects)
             #expect(core.state.selectPressed)
-            core.handle(.short(.select), at: Moment(.seconds(1.08)), effects: &effects)
+            core.apply(.button(.short(.select)), at: Moment(.seconds(1.08)), effects: &effects)
             #expect(!core.state.selectPressed)
         }
     }

@@ -211,31 +211,31 @@ let utcZone = TimeZone(secondsFromGMT: 0)!
     var motorOnsets: [Instant] { effects.compactMap { if case .motor(let e) = $0, e.on { e.at } else { nil } } }
 
     @Test mutating func anUnsynchronisedClockNeverFires() {
-        core.wallClock(synchronised: false, at: at(0))
+        core.apply(.wallClockSynchronised(false), at: at(0), effects: &effects)
         #expect(due == nil)
-        core.reminderDue(wall(Self.base + 1800), at: at(1800), effects: &effects)
+        core.apply(.reminderDue(wall(Self.base + 1800)), at: at(1800), effects: &effects)
         #expect(!core.state.reminders.isShowing && effects.isEmpty)
-        core.wallClock(synchronised: true, at: at(1900))
+        core.apply(.wallClockSynchronised(true), at: at(1900), effects: &effects)
         #expect(due == utc(2026, 5, 6, 21, 30))      // today's, missed while unsynchronised, is not made up
-        core.wallClock(synchronised: false, at: at(2000))
+        core.apply(.wallClockSynchronised(false), at: at(2000), effects: &effects)
         #expect(due == nil)
     }
 
     @Test mutating func aTrustedClockNeedsNoSync() {
         core = DeviceCore(settings: DeviceSettings(timeZone: utcZone, trustUnsynchronisedClock: true),
                           mantras: ["x"], reminder: .daily(hour: 21, minute: 30))
-        core.wallClock(synchronised: false, at: at(0))
+        core.apply(.wallClockSynchronised(false), at: at(0), effects: &effects)
         #expect(due == Self.base + 1800)
     }
 
     @Test mutating func dueReminderWakesShowsAndBuzzesGently() {
-        core.wallClock(synchronised: true, at: at(0))
+        core.apply(.wallClockSynchronised(true), at: at(0), effects: &effects)
         #expect(due == Self.base + 1800)
-        core.tick(at: at(0), effects: &effects)
-        core.tick(at: at(200), effects: &effects)     // idle: the display sleeps after 2 minutes
+        core.apply(.tick, at: at(0), effects: &effects)
+        core.apply(.tick, at: at(200), effects: &effects)     // idle: the display sleeps after 2 minutes
         #expect(core.state.display.asleep)
         effects = []
-        core.reminderDue(wall(Self.base + 1800), at: at(1800.02), effects: &effects)
+        core.apply(.reminderDue(wall(Self.base + 1800)), at: at(1800.02), effects: &effects)
         #expect(core.state.reminders.isShowing)
         #expect(!core.state.display.asleep)
         #expect(effects.contains(.displayPower(true)))
@@ -244,33 +244,33 @@ let utcZone = TimeZone(secondsFromGMT: 0)!
         #expect(effects.last == .motor(MotorEdge(at: t0 + .milliseconds(3700), on: false)))
         #expect(due == utc(2026, 5, 6, 21, 30))
         // It stays on screen (no sleep) until a button.
-        core.tick(at: at(2400), effects: &effects)
+        core.apply(.tick, at: at(2400), effects: &effects)
         #expect(!core.state.display.asleep && core.state.reminders.isShowing)
-        core.handle(.down(.right), at: at(2401), effects: &effects)
+        core.apply(.button(.down(.right)), at: at(2401), effects: &effects)
         #expect(!core.state.reminders.isShowing)
-        core.handle(.short(.right), at: at(2401.1), effects: &effects)
+        core.apply(.button(.short(.right)), at: at(2401.1), effects: &effects)
         #expect(core.state.overlay == .none && core.state.page == .breathing)   // the closing press did nothing else
     }
 
     @Test mutating func aStaleOrRepeatedAlarmIsIgnored() {
-        core.wallClock(synchronised: true, at: at(0))
-        core.reminderDue(wall(Self.base + 1700), at: at(1700), effects: &effects)
+        core.apply(.wallClockSynchronised(true), at: at(0), effects: &effects)
+        core.apply(.reminderDue(wall(Self.base + 1700)), at: at(1700), effects: &effects)
         #expect(!core.state.reminders.isShowing)
-        core.reminderDue(wall(Self.base + 1800), at: at(1800), effects: &effects)
-        core.handle(.down(.select), at: at(1801), effects: &effects)
+        core.apply(.reminderDue(wall(Self.base + 1800)), at: at(1800), effects: &effects)
+        core.apply(.button(.down(.select)), at: at(1801), effects: &effects)
         effects = []
-        core.reminderDue(wall(Self.base + 1800), at: at(1802), effects: &effects)
+        core.apply(.reminderDue(wall(Self.base + 1800)), at: at(1802), effects: &effects)
         #expect(!core.state.reminders.isShowing && effects.isEmpty)
     }
 
     @Test mutating func aBreathingSessionIsNeverInterrupted() {
-        core.wallClock(synchronised: true, at: at(0))
-        core.handle(.down(.select), at: at(1700), effects: &effects)     // a session starts
+        core.apply(.wallClockSynchronised(true), at: at(0), effects: &effects)
+        core.apply(.button(.down(.select)), at: at(1700), effects: &effects)     // a session starts
         effects = []
-        core.reminderDue(wall(Self.base + 1800), at: at(1800), effects: &effects)
+        core.apply(.reminderDue(wall(Self.base + 1800)), at: at(1800), effects: &effects)
         #expect(!core.state.reminders.isShowing && core.state.reminders.waiting)
         #expect(effects.isEmpty)
-        core.handle(.down(.select), at: at(1900.5), effects: &effects)    // the session stops
+        core.apply(.button(.down(.select)), at: at(1900.5), effects: &effects)    // the session stops
         #expect(!core.state.breathing.isRunning)
         #expect(core.state.reminders.isShowing && !core.state.reminders.waiting)
         #expect(motorOnsets.first == .seconds(1900.5))
@@ -278,46 +278,46 @@ let utcZone = TimeZone(secondsFromGMT: 0)!
 
     @Test mutating func noMantrasNoReminder() {
         core = DeviceCore(settings: DeviceSettings(timeZone: utcZone), reminder: .daily(hour: 21, minute: 30))
-        core.wallClock(synchronised: true, at: at(0))
-        core.reminderDue(wall(Self.base + 1800), at: at(1800), effects: &effects)
+        core.apply(.wallClockSynchronised(true), at: at(0), effects: &effects)
+        core.apply(.reminderDue(wall(Self.base + 1800)), at: at(1800), effects: &effects)
         #expect(!core.state.reminders.isShowing && effects.isEmpty)
         #expect(due == utc(2026, 5, 6, 21, 30))      // the schedule goes on
     }
 
     @Test mutating func clockSteppedForwardSkipsWhatItJumpedOver() {
-        core.wallClock(synchronised: true, at: at(0))
+        core.apply(.wallClockSynchronised(true), at: at(0), effects: &effects)
         // The clock jumps an hour ahead at 100 s: 21:31:40 — today's 21:30 was jumped over.
-        core.wallClockChanged(at: Moment(.seconds(100), wall: wall(Self.base + 3700)))
+        core.apply(.wallClockChanged, at: Moment(.seconds(100), wall: wall(Self.base + 3700)), effects: &effects)
         #expect(due == utc(2026, 5, 6, 21, 30))
     }
 
     @Test mutating func clockSteppedBackRecomputes() {
-        core.wallClock(synchronised: true, at: at(0))
+        core.apply(.wallClockSynchronised(true), at: at(0), effects: &effects)
         // Back an hour before it was due: 20:00, the 21:30 still comes.
-        core.wallClockChanged(at: Moment(.seconds(10), wall: wall(Self.base - 3600)))
+        core.apply(.wallClockChanged, at: Moment(.seconds(10), wall: wall(Self.base - 3600)), effects: &effects)
         #expect(due == Self.base + 1800)
         // It fires; then a small step back (30 s) does not give it again.
-        core.reminderDue(wall(Self.base + 1800), at: Moment(.seconds(5410), wall: wall(Self.base + 1800)), effects: &effects)
+        core.apply(.reminderDue(wall(Self.base + 1800)), at: Moment(.seconds(5410), wall: wall(Self.base + 1800)), effects: &effects)
         #expect(core.state.reminders.isShowing)
-        core.wallClockChanged(at: Moment(.seconds(5420), wall: wall(Self.base + 1780)))
+        core.apply(.wallClockChanged, at: Moment(.seconds(5420), wall: wall(Self.base + 1780)), effects: &effects)
         #expect(due == utc(2026, 5, 6, 21, 30))
         // A big step back (the clock was days ahead) starts the schedule again from the right time.
-        core.wallClockChanged(at: Moment(.seconds(5430), wall: wall(utc(2026, 5, 1, 12))))
+        core.apply(.wallClockChanged, at: Moment(.seconds(5430), wall: wall(utc(2026, 5, 1, 12))), effects: &effects)
         #expect(due == utc(2026, 5, 1, 21, 30))
     }
 
     var clock = 1.0
 
     mutating func tap(_ b: Button) {
-        core.handle(.down(b), at: at(clock), effects: &effects)
-        core.handle(.short(b), at: at(clock + 0.08), effects: &effects)
+        core.apply(.button(.down(b)), at: at(clock), effects: &effects)
+        core.apply(.button(.short(b)), at: at(clock + 0.08), effects: &effects)
         core.handle(.up(b, heldFor: .milliseconds(80)), at: at(clock + 0.08), effects: &effects)
         clock += 1
     }
 
     @Test mutating func settingsScreenSavesTheSchedule() {
         core.state.page = .affirmations
-        core.wallClock(synchronised: true, at: at(0))
+        core.apply(.wallClockSynchronised(true), at: at(0), effects: &effects)
         tap(.select)                      // open: Repeat = Daily
         #expect(core.state.overlay == .reminderSettings(ReminderEditor(.daily(hour: 21, minute: 30))))
         tap(.right)                       // Daily → Hourly
@@ -348,59 +348,59 @@ let utcZone = TimeZone(secondsFromGMT: 0)!
     func at(_ s: Double) -> Moment { Moment(.seconds(s), wall: wall(Self.evening + Int64(s))) }
 
     @Test mutating func sleepsWhenIdleAndTheFirstPressOnlyWakes() {
-        core.tick(at: at(10), effects: &effects)           // the first tick starts the idle timer
-        core.tick(at: at(129), effects: &effects)
+        core.apply(.tick, at: at(10), effects: &effects)           // the first tick starts the idle timer
+        core.apply(.tick, at: at(129), effects: &effects)
         #expect(!core.state.display.asleep)
-        core.tick(at: at(130), effects: &effects)
+        core.apply(.tick, at: at(130), effects: &effects)
         #expect(core.state.display.asleep)
         #expect(effects.contains(.displayPower(false)))
         effects = []
-        core.handle(.down(.select), at: at(200), effects: &effects)
-        core.handle(.short(.select), at: at(200.1), effects: &effects)
+        core.apply(.button(.down(.select)), at: at(200), effects: &effects)
+        core.apply(.button(.short(.select)), at: at(200.1), effects: &effects)
         core.handle(.up(.select, heldFor: .milliseconds(100)), at: at(200.1), effects: &effects)
         #expect(!core.state.display.asleep)
         #expect(effects == [.displayPower(true)])
         #expect(!core.state.breathing.isRunning)           // the waking press started nothing
-        core.handle(.down(.select), at: at(201), effects: &effects)
+        core.apply(.button(.down(.select)), at: at(201), effects: &effects)
         #expect(core.state.breathing.isRunning)            // the next one does
     }
 
     @Test mutating func neverSleepsDuringASession() {
-        core.tick(at: at(0), effects: &effects)
-        core.handle(.down(.select), at: at(1), effects: &effects)
+        core.apply(.tick, at: at(0), effects: &effects)
+        core.apply(.button(.down(.select)), at: at(1), effects: &effects)
         var t = 2.0
-        while t < 900 { core.tick(at: at(t), effects: &effects); t += 10 }
+        while t < 900 { core.apply(.tick, at: at(t), effects: &effects); t += 10 }
         #expect(!core.state.display.asleep)
-        core.handle(.down(.select), at: at(900), effects: &effects)
-        core.tick(at: at(1019), effects: &effects)
+        core.apply(.button(.down(.select)), at: at(900), effects: &effects)
+        core.apply(.tick, at: at(1019), effects: &effects)
         #expect(!core.state.display.asleep)
-        core.tick(at: at(1020), effects: &effects)
+        core.apply(.tick, at: at(1020), effects: &effects)
         #expect(core.state.display.asleep)
     }
 
     @Test mutating func panicIsNeverSwallowed() {
-        core.tick(at: at(0), effects: &effects)
-        core.tick(at: at(500), effects: &effects)
+        core.apply(.tick, at: at(0), effects: &effects)
+        core.apply(.tick, at: at(500), effects: &effects)
         #expect(core.state.display.asleep)
-        core.handle(.down(.panic), at: at(501), effects: &effects)
+        core.apply(.button(.down(.panic)), at: at(501), effects: &effects)
         #expect(!core.state.display.asleep)
         #expect(core.state.swallowed == 0)
     }
 
     @Test mutating func nightDimmingFollowsATrustedClock() {
         core = DeviceCore(settings: DeviceSettings(timeZone: utcZone, screen: ScreenCareSettings(sleepAfter: nil)))
-        core.tick(at: at(0), effects: &effects)
+        core.apply(.tick, at: at(0), effects: &effects)
         #expect(effects == [.displayContrast(0xCF)])       // 20:00: day
         effects = []
-        core.tick(at: at(7200), effects: &effects)         // 22:00 but the clock is not synchronised
+        core.apply(.tick, at: at(7200), effects: &effects)         // 22:00 but the clock is not synchronised
         #expect(effects.isEmpty)
-        core.wallClock(synchronised: true, at: at(7200))
-        core.tick(at: at(7200.5), effects: &effects)
+        core.apply(.wallClockSynchronised(true), at: at(7200), effects: &effects)
+        core.apply(.tick, at: at(7200.5), effects: &effects)
         #expect(effects.contains(.displayContrast(0x01)))
         effects = []
-        core.tick(at: at(7201), effects: &effects)
+        core.apply(.tick, at: at(7201), effects: &effects)
         #expect(!effects.contains { if case .displayContrast = $0 { true } else { false } })   // only on change
-        core.tick(at: at(11 * 3600), effects: &effects)    // 07:00 the next morning
+        core.apply(.tick, at: at(11 * 3600), effects: &effects)    // 07:00 the next morning
         #expect(effects.contains(.displayContrast(0xCF)))
     }
 

@@ -179,8 +179,8 @@ import Testing
     @Test func aSleepingDisplayIsDark() {
         var core = DeviceCore()
         var effects: [Effect] = []
-        core.tick(at: Moment(.seconds(0)), effects: &effects)
-        core.tick(at: Moment(.seconds(121)), effects: &effects)
+        core.apply(.tick, at: Moment(.seconds(0)), effects: &effects)
+        core.apply(.tick, at: Moment(.seconds(121)), effects: &effects)
         #expect(core.state.display.asleep)
         var fb = Framebuffer()
         Screen.render(core.state, at: .seconds(121), into: &fb)

@@ -12,7 +12,7 @@ import UnwindCore
     func running(at start: Double) -> DeviceCore {
         var core = DeviceCore()
         var effects: [Effect] = []
-        core.handle(.down(.select), at: Moment(.seconds(start)), effects: &effects)
+        core.apply(.button(.down(.select)), at: Moment(.seconds(start)), effects: &effects)
         return core
     }
 

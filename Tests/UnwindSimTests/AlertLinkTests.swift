@@ -46,7 +46,7 @@ import UnwindDevices
         #expect(progress.map(\.slot) == [0, 4] && progress.allSatisfy { $0.name == "Mum" })
         var core = DeviceCore()
         var effects: [Effect] = []
-        core.alertsResumed(progress, at: clock.now(), effects: &effects)
+        core.apply(.alertsResumed(progress), at: clock.now(), effects: &effects)
         #expect(core.state.overlay == .alertStatus)
         #expect(core.state.panic.progress.map(\.slot) == [0, 4])
         #expect(effects.contains { if case .motor = $0 { true } else { false } }, "felt, not only seen")

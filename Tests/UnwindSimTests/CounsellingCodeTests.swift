@@ -31,12 +31,11 @@ import UnwindSim
     }
 
     func screen(website: String) throws -> Framebuffer {
-        var core = DeviceCore()
-        core.setCounselling(.sfuCounselling, website: website, code: try QRCode.encode(website))
+        var core = DeviceCore(counselling: .sfuCounselling, website: website, websiteCode: try QRCode.encode(website))
         var e: [Effect] = []
-        for _ in 0..<3 { core.handle(.short(.page), at: Moment(.zero), effects: &e) }
-        core.handle(.down(.left), at: Moment(.seconds(1)), effects: &e)
-        core.handle(.long(.select), at: Moment(.seconds(2)), effects: &e)
+        for _ in 0..<3 { core.apply(.button(.short(.page)), at: Moment(.zero), effects: &e) }
+        core.apply(.button(.down(.left)), at: Moment(.seconds(1)), effects: &e)
+        core.apply(.button(.long(.select)), at: Moment(.seconds(2)), effects: &e)
         #expect(core.state.overlay == .counsellingCode)
         var fb = Framebuffer()
         Screen.render(core.state, at: .seconds(3), into: &fb)

@@ -141,26 +141,26 @@ import UnwindModem
         var core = DeviceCore(mantras: ["A", "B", "C"])
         var effects: [Effect] = []
         let now = Moment(.zero)
-        for g: ButtonGesture in [.short(.page), .short(.page), .long(.select)] { core.handle(g, at: now, effects: &effects) }
+        for g: ButtonGesture in [.short(.page), .short(.page), .long(.select)] { core.apply(.button(g), at: now, effects: &effects) }
         #expect(core.state.overlay == .confirmDelete)
-        try core.addMantraFromMaintainer("D", at: now, effects: &effects)
+        #expect(core.apply(.maintainer(.addMantra("D")), at: now, effects: &effects) == nil)
         #expect(core.state.mantras.currentText == "A")
-        core.handle(.down(.select), at: now, effects: &effects)
+        core.apply(.button(.down(.select)), at: now, effects: &effects)
         #expect(core.state.mantras.items == ["B", "C", "D"])
         #expect(effects.last == .save(.mantras, "B\nC\nD\n"))
         // Outside the question, a new mantra is the one shown.
-        try core.addMantraFromMaintainer("E", at: now, effects: &effects)
+        #expect(core.apply(.maintainer(.addMantra("E")), at: now, effects: &effects) == nil)
         #expect(core.state.mantras.currentText == "E")
         // A delete that finds another text at the number changes nothing.
-        #expect(!core.deleteMantra(at: 0, expected: "A", at: now, effects: &effects))
-        #expect(core.deleteMantra(at: 0, expected: "B", at: now, effects: &effects))
+        #expect(core.apply(.maintainer(.deleteMantra(index: 0, expected: "A")), at: now, effects: &effects) == .listChanged)
+        #expect(core.apply(.maintainer(.deleteMantra(index: 0, expected: "B")), at: now, effects: &effects) == nil)
         #expect(core.state.mantras.items == ["C", "D", "E"] && core.state.mantras.currentText == "E")
     }
 
     @Test func resettingStatisticsSavesZeros() {
         var core = DeviceCore(totals: BreathingTotals(totalSeconds: 100, shortestSeconds: 10, longestSeconds: 90, count: 2))
         var effects: [Effect] = []
-        core.replaceStatistics(totals: .zero, history: [], at: Moment(.zero), effects: &effects)
+        core.apply(.maintainer(.replaceStatistics(totals: .zero, history: [])), at: Moment(.zero), effects: &effects)
         #expect(core.state.breathing.totals == .zero)
         #expect(effects == [.save(.totalTime, "0\n0\n0\n0\n0\n0\n"), .save(.sessionHistory, "")])
     }

@@ -49,11 +49,7 @@ extension DeviceLoop: ControlHandling {
             let text = MaintenanceEdits.mantraText(given)
             try MaintenanceEdits.checkMantra(text, count: core.state.mantras.count)
             let before = persistence.writesAsked
-            let problem = maintain { core, now, effects -> MantrasFile.Problem? in
-                do throws(MantrasFile.Problem) { try core.addMantraFromMaintainer(text, at: now, effects: &effects) } catch { return error }
-                return nil
-            }
-            if let problem { throw .input("mantra: \(problem)") }
+            if case .mantra(let problem)? = maintain(.addMantra(text)) { throw .input("mantra: \(problem)") }
             let shown = core.state.overlay == .confirmDelete ? "the person is deciding about another one on the device" : "shown on the device now"
             return afterWrites(before, now, "added mantra \(core.state.mantras.count): \"\(text)\" (\(shown))")
 
@@ -61,23 +57,22 @@ extension DeviceLoop: ControlHandling {
             let items = core.state.mantras.items
             let index = try MaintenanceEdits.mantraIndex(number, count: items.count)
             let before = persistence.writesAsked
-            let deleted = maintain { core, now, effects in
-                core.deleteMantra(at: index, expected: expected, at: now, effects: &effects)
+            guard maintain(.deleteMantra(index: index, expected: expected)) == nil else {
+                throw MaintenanceEdits.listChanged(number, items)
             }
-            guard deleted else { throw MaintenanceEdits.listChanged(number, items) }
             return afterWrites(before, now, "deleted mantra \(number): \"\(items[index])\"; \(items.count - 1) left")
 
         case .resetMantras:
             let shipped = DeviceContent.shippedMantras(in: control?.contentDirectory ?? DeviceContent.directory())
             guard !shipped.isEmpty else { throw .failed("the shipped mantras cannot be read from \(control?.contentDirectory ?? "the content directory")") }
             let before = persistence.writesAsked
-            maintain { core, now, effects in core.setMantras(shipped, current: 0, at: now, effects: &effects) }
+            maintain(.setMantras(shipped, current: 0))
             return afterWrites(before, now, "the \(shipped.count) shipped mantras are back; the person's own were replaced")
 
         case .setReminder(let line):
             let schedule = try MaintenanceEdits.reminder(line)
             let before = persistence.writesAsked
-            maintain { core, now, effects in core.setReminder(schedule, at: now, effects: &effects) }
+            maintain(.setReminder(schedule))
             return afterWrites(before, now, "reminder: \(RemindersFile.line(schedule))")
 
         case .setAlert(let slot, let name, let number, let message):
@@ -85,10 +80,7 @@ extension DeviceLoop: ControlHandling {
             let alert = try MaintenanceEdits.mergedAlert(core.state.panic.slots[index], slot: slot, name: name,
                                                          number: number, message: message)
             let before = persistence.writesAsked
-            persistence.save(named: AlertSlotFile.name(slot: slot), Array(AlertSlotFile.format(alert).utf8))
-            var slots = core.state.panic.slots
-            slots[index] = .ready(alert)
-            maintain { core, _, _ in core.alertSlotsChanged(slots) }
+            maintain(.setAlertSlot(slot, alert))
             var reply = ControlResponse.done("slot \(slot) saved")
             reply.alert = MaintenanceEdits.report(slot: slot, alert)
             return afterWrites(before, now, reply)
@@ -97,10 +89,7 @@ extension DeviceLoop: ControlHandling {
             let index = try MaintenanceEdits.slotIndex(slot)
             let wasEmpty = core.state.panic.slots[index] == .empty
             let before = persistence.writesAsked
-            persistence.save(named: AlertSlotFile.name(slot: slot), [])
-            var slots = core.state.panic.slots
-            slots[index] = .empty
-            maintain { core, _, _ in core.alertSlotsChanged(slots) }
+            maintain(.setAlertSlot(slot, nil))
             return afterWrites(before, now, wasEmpty ? "slot \(slot) was already empty" : "slot \(slot) cleared")
 
         case .testAlert(let slot, let waitSeconds):
@@ -108,7 +97,7 @@ extension DeviceLoop: ControlHandling {
 
         case .resetStatistics:
             let before = persistence.writesAsked
-            maintain { core, now, effects in core.replaceStatistics(totals: .zero, history: [], at: now, effects: &effects) }
+            maintain(.replaceStatistics(totals: .zero, history: []))
             return afterWrites(before, now, "breathing statistics reset to zero")
 
         case .restore(let files):
@@ -118,12 +107,8 @@ extension DeviceLoop: ControlHandling {
             // All nine files as one change first: a kill mid-restore leaves the old state or the
             // new one, never a mix. The core's own saves that follow write the same state again.
             persistence.saveAll(StateArchive.stateFiles.compactMap { n in bytes[n].map { (name: n, bytes: $0) } })
-            maintain { core, now, effects in
-                core.replaceStatistics(totals: state.totals, history: state.history, at: now, effects: &effects)
-                core.setMantras(state.mantras, current: 0, at: now, effects: &effects)
-                core.setReminder(state.reminder, at: now, effects: &effects)
-                core.alertSlotsChanged(state.alertSlots)
-            }
+            maintain(.restore(totals: state.totals, history: state.history, mantras: state.mantras,
+                              reminder: state.reminder, alertSlots: state.alertSlots))
             return afterWrites(before, now, MaintenanceEdits.restoredMessage(state))
 
         case .modemCheck:
@@ -137,15 +122,7 @@ extension DeviceLoop: ControlHandling {
             return technician(command, modem, at: now)
 
         case .motorTest:
-            // Three firm pulses, unlike any pattern the device gives by itself.
-            maintain { _, now, effects in
-                var t = now.instant + .milliseconds(20)
-                for _ in 0..<3 {
-                    effects.append(.motor(MotorEdge(at: t, on: true)))
-                    effects.append(.motor(MotorEdge(at: t + .milliseconds(300), on: false)))
-                    t = t + .milliseconds(600)
-                }
-            }
+            maintain(.motorTest)
             return .now(.done("the device pulses its motor 3 times (0.3 s each) now"))
         }
     }

@@ -18,7 +18,7 @@ import UnwindDevices
 ///
 /// ```swift
 /// var core = DeviceCore(); var effects: [Effect] = []
-/// core.handle(.down(.select), at: Moment(.zero), effects: &effects)
+/// core.apply(.button(.down(.select)), at: Moment(.zero), effects: &effects)
 /// let state = core.state
 /// let report = BusCost.measure(count: 600 * 30) { k, fb in
 ///     Screen.render(state, at: Instant(nanoseconds: Int64(k) * 1_000_000_000 / 30), into: &fb)

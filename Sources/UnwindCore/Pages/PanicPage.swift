@@ -309,7 +309,7 @@ extension DeviceCore {
 
     /// Alerts from before a restart that the outbox is sending again: shown and felt as when
     /// PANIC sent them.
-    public mutating func alertsResumed(_ progress: [AlertProgress], at now: Moment, effects: inout [Effect]) {
+    mutating func alertsResumed(_ progress: [AlertProgress], at now: Moment, effects: inout [Effect]) {
         guard !progress.isEmpty else { return }
         for p in progress where !state.panic.progress.contains(where: { $0.slot == p.slot }) {
             state.panic.progress.append(p)
@@ -321,7 +321,7 @@ extension DeviceCore {
     }
 
     /// The modem's news about one alert; the motor tells the outcome to someone not looking.
-    public mutating func alertUpdate(slot: Int, delivery: AlertDelivery, at now: Moment, effects: inout [Effect]) {
+    mutating func alertUpdate(slot: Int, delivery: AlertDelivery, at now: Moment, effects: inout [Effect]) {
         guard let i = state.panic.progress.firstIndex(where: { $0.slot == slot }) else { return }
         let was = state.panic.progress[i].delivery
         state.panic.progress[i].delivery = delivery
@@ -336,19 +336,19 @@ extension DeviceCore {
     }
 
     /// The slot files changed (at start, or the maintainer edited them).
-    public mutating func alertSlotsChanged(_ slots: [AlertSlotState]) {
+    mutating func alertSlotsChanged(_ slots: [AlertSlotState]) {
         var s = slots
         while s.count < PanicState.slotCount { s.append(.empty) }
         state.panic.slots = Array(s.prefix(PanicState.slotCount))
     }
 
     /// The counselling service's name and number, from configuration.
-    public mutating func setCounselling(_ line: CounsellingLine, website: String? = nil, code: QRCodeImage? = nil) {
+    mutating func setCounselling(_ line: CounsellingLine, website: String? = nil, code: QRCodeImage? = nil) {
         state.panic.counselling = line
         state.panic.website = website
         state.panic.websiteCode = code
     }
 
     /// The counselling call ended or failed on the modem's side.
-    public mutating func callChanged(active: Bool) { state.panic.callActive = active }
+    mutating func callChanged(active: Bool) { state.panic.callActive = active }
 }

@@ -111,3 +111,32 @@ public struct GroundingState: Equatable, Sendable {
     /// Starts again from the first [SEE] of five.
     public mutating func retry() { captured = 0 }
 }
+
+/// The page's buttons.
+extension DeviceCore {
+    // MARK: Grounding (spec 3.x)
+
+    /// SELECT captures (on the press: the page gives it no long meaning), LEFT undoes the last
+    /// capture of the row; on the finishing grid SELECT retries.
+    mutating func handleGrounding(_ gesture: ButtonGesture, at now: Moment, effects: inout [Effect]) {
+        switch gesture {
+        case .down(.select):
+            if state.grounding.isComplete {
+                state.grounding.retry()
+                effects.append(.deleteCaptures)
+            } else if let i = state.grounding.capture() {
+                effects.append(.captureImage(i))
+                if state.grounding.isComplete {
+                    // Spec: photos are kept only until the exercise is completed.
+                    effects.append(.deleteCaptures)
+                    pulses(at: now.instant, count: 3, on: .milliseconds(120), off: .milliseconds(120), effects: &effects)
+                } else {
+                    pulses(at: now.instant, count: 1, on: settings.captureTick, off: .zero, effects: &effects)
+                }
+            }
+        case .down(.left):
+            if let i = state.grounding.undo() { effects.append(.discardCapture(i)) }
+        default: break
+        }
+    }
+}

@@ -31,7 +31,14 @@ public enum Page: Int, CaseIterable, Sendable {
         }
     }
 
-    public var next: Page { Page(rawValue: (rawValue + 1) % Page.allCases.count)! }
+    public var next: Page {
+        switch self {
+        case .breathing: .grounding
+        case .grounding: .affirmations
+        case .affirmations: .panic
+        case .panic: .breathing
+        }
+    }
 }
 
 /// The help texts, already wrapped to the overlay's width by whoever loaded them.

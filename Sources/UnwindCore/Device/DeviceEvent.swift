@@ -1,0 +1,84 @@
+/// Everything that can happen to the device from outside the core, in one type: the loop, the
+/// simulators and the tests hand each one to `DeviceCore.apply(_:at:effects:)` and perform the
+/// effects that come out. One door in means one place to read what the device reacts to.
+public enum DeviceEvent: Equatable, Sendable {
+    /// The person: a button's press, release, short or long press.
+    case button(ButtonGesture)
+    /// A frame (and every wake of the loop): corner pulses, checkpoints, screen care, PANIC's hold.
+    case tick
+    /// SIGTERM, SIGINT or a maintainer's stop: a running session counts up to now.
+    case shutdown
+
+    /// The wall clock's synchronisation state, as the edge last saw it (reminders and night
+    /// dimming trust only a synchronised clock).
+    case wallClockSynchronised(Bool)
+    /// The wall clock was set (a step, not its steady running).
+    case wallClockChanged
+    /// The wall-clock alarm armed for `nextDue` went off.
+    case reminderDue(WallTime)
+
+    /// The modem: alerts from before a restart that the outbox is sending again.
+    case alertsResumed([AlertProgress])
+    /// The modem: news about one alert.
+    case alertDelivery(slot: Int, AlertDelivery)
+    /// The modem: the counselling call started, ended or failed.
+    case callChanged(active: Bool)
+
+    /// The maintainer, through the control socket: the same state the buttons change, so the
+    /// person's edits and the maintainer's never overwrite each other.
+    case maintainer(MaintainerChange)
+}
+
+/// What the maintainer's commands change in a running device. Each is saved by the core's own
+/// `.save` effects, like a button's change.
+public enum MaintainerChange: Equatable, Sendable {
+    case setReminder(ReminderSchedule)
+    /// `unwind mantras add`: at the end of the list, shown at once (unless the person is being
+    /// asked "Delete this mantra?").
+    case addMantra(String)
+    /// Delete mantra `index` (0-based) if it still reads `expected`.
+    case deleteMantra(index: Int, expected: String?)
+    /// Replace the whole list; `current` is the one shown (kept where it can be when nil).
+    case setMantras([String], current: Int?)
+    case replaceStatistics(totals: BreathingTotals, history: [SessionRecord])
+    /// Slot 1…5: a validated alert, or nil to empty it. Saved as `alert0N.txt`.
+    case setAlertSlot(Int, AlertSlot?)
+    /// A restore: every state file at once (the edge has already written them as one change;
+    /// the core's saves write the same state again).
+    case restore(totals: BreathingTotals, history: [SessionRecord], mantras: [String],
+                 reminder: ReminderSchedule, alertSlots: [AlertSlotState])
+    /// `unwind hardware motor`: three firm pulses, unlike any pattern the device gives by itself.
+    case motorTest
+}
+
+/// Why the core did not make a maintainer's change (nothing changed).
+public enum EventRefusal: Error, Equatable, Sendable {
+    /// The mantra cannot be stored, or the list is full.
+    case mantra(MantrasFile.Problem)
+    /// The mantra list no longer reads what the maintainer saw (the person changed it meanwhile).
+    case listChanged
+    /// There is no such alert slot.
+    case noSuchSlot(Int)
+}
+
+extension DeviceCore {
+    /// The one entry point: the event at `now`, effects appended to `effects` (nothing here has
+    /// happened yet). Returns why a maintainer's change was refused, or nil. Allocation-free for
+    /// buttons and ticks.
+    @discardableResult
+    public mutating func apply(_ event: DeviceEvent, at now: Moment, effects: inout [Effect]) -> EventRefusal? {
+        switch event {
+        case .button(let g): handle(g, at: now, effects: &effects)
+        case .tick: tick(at: now, effects: &effects)
+        case .shutdown: shutdown(at: now, effects: &effects)
+        case .wallClockSynchronised(let s): wallClock(synchronised: s, at: now)
+        case .wallClockChanged: wallClockChanged(at: now)
+        case .reminderDue(let due): reminderDue(due, at: now, effects: &effects)
+        case .alertsResumed(let p): alertsResumed(p, at: now, effects: &effects)
+        case .alertDelivery(let slot, let d): alertUpdate(slot: slot, delivery: d, at: now, effects: &effects)
+        case .callChanged(let active): callChanged(active: active)
+        case .maintainer(let change): return apply(change, at: now, effects: &effects)
+        }
+        return nil
+    }
+}

@@ -1,0 +1,47 @@
+/// The files the core asks the edge to write, each replaced atomically.
+public enum StateFile: Hashable, Sendable {
+    case totalTime
+    case sessionHistory
+    case mantras
+    case reminders
+    /// `alert01.txt` … `alert05.txt`, slot 1…5.
+    case alertSlot(Int)
+
+    /// The file's name in the state directory.
+    public var name: String {
+        switch self {
+        case .totalTime: TotalTimeFile.name
+        case .sessionHistory: SessionHistoryFile.name
+        case .mantras: MantrasFile.name
+        case .reminders: RemindersFile.name
+        case .alertSlot(let slot): AlertSlotFile.name(slot: slot)
+        }
+    }
+}
+
+/// What the core asks the edge to do. Nothing here has happened yet.
+public enum Effect: Equatable, Sendable {
+    /// Change the motor line at an exact instant.
+    case motor(MotorEdge)
+    /// Drop every scheduled motor edge and drive the line low now.
+    case cancelMotor
+    /// Replace a state file with these contents.
+    case save(StateFile, String)
+    /// Switch the panel on (wake) or off (sleep). The loop keeps drawing; frames are blank while asleep.
+    case displayPower(Bool)
+    /// Set the panel's contrast (SSD1306 command 0x81): night dimming.
+    case displayContrast(UInt8)
+    /// Grounding: run the capture command, if one is configured, to write capture `index`
+    /// (`NN.JPG`, 00…44) into the private temporary directory. Without a camera, nothing.
+    case captureImage(Int)
+    /// Grounding: capture `index` was undone; its photo, if any, is deleted.
+    case discardCapture(Int)
+    /// Grounding: the exercise was completed or retried; every photo is deleted.
+    case deleteCaptures
+    /// Panic: queue these alerts in the outbox and send them.
+    case sendAlerts([AlertRequest])
+    /// Panic: call the counselling line (ATD…;).
+    case dial(PhoneNumber)
+    /// Panic: end the call (ATH).
+    case hangUp
+}
