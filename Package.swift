@@ -59,10 +59,13 @@ let package = Package(
         ),
         // The GSM modem: serial AT engine, SMS PDU encoding, the journaled outbox.
         .target(name: "UnwindModem", dependencies: ["UnwindDevices", .product(name: "Logging", package: "swift-log")]),
+        // The maintainer's side of the control socket, shared by the daemon and the CLI: the
+        // protocol, the client, the state lock, and the checks both sides make on an edit.
+        .target(name: "UnwindControl", dependencies: ["UnwindCore", "UnwindModem"]),
         // The real-time loop: core + edge on absolute deadlines, clock injected.
         .target(
             name: "UnwindDevice",
-            dependencies: ["UnwindRender", "UnwindDevices", "UnwindHardware", "UnwindModem", .product(name: "Yams", package: "Yams")],
+            dependencies: ["UnwindRender", "UnwindDevices", "UnwindHardware", "UnwindModem", "UnwindControl", .product(name: "Yams", package: "Yams")],
             resources: [.copy("Content")]
         ),
         // Simulated devices (drivable fakes) and the simulator that runs the whole device on a PC.
@@ -72,6 +75,7 @@ let package = Package(
             name: "unwind",
             dependencies: [
                 "UnwindSim",
+                "UnwindControl",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

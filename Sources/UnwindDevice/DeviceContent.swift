@@ -1,4 +1,5 @@
 import Foundation
+import UnwindControl
 import UnwindCore
 import UnwindRender
 

@@ -1,4 +1,5 @@
 import Logging
+import UnwindControl
 import UnwindCore
 import UnwindModem
 import UnwindRender

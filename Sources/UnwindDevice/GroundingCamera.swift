@@ -1,3 +1,4 @@
+import UnwindControl
 import UnwindDevices
 #if canImport(Glibc)
 import Glibc

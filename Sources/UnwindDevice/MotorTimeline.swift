@@ -1,3 +1,4 @@
+import UnwindControl
 import UnwindCore
 
 /// Motor edges waiting for their instant, earliest first. The loop wakes exactly at the first

@@ -4,6 +4,7 @@ import Glibc
 import Dispatch
 import Logging
 import Synchronization
+import UnwindControl
 import UnwindCore
 import UnwindHardware
 import UnwindDevices

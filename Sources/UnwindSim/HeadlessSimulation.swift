@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Logging
+import UnwindControl
 import UnwindSimulatedHardware
 import UnwindCore
 import UnwindDevice

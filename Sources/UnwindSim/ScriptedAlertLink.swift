@@ -1,3 +1,4 @@
+import UnwindControl
 import UnwindSimulatedHardware
 import UnwindCore
 import UnwindDevice

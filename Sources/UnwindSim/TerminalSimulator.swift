@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Logging
 import Synchronization
+import UnwindControl
 import UnwindSimulatedHardware
 import UnwindCore
 import UnwindDevice
@@ -224,7 +225,7 @@ public struct TerminalSimulator {
         let store = try DirectoryStore(directory: stateDirectory)
         // The maintainer's commands work against the simulator too: `unwind status --state DIR`.
         let host = try MaintenanceHost(stateDirectory: stateDirectory,
-                                       socketPath: MaintenanceHost.simulatorSocket(stateDirectory: stateDirectory),
+                                       socketPath: ControlSocket.simulator(stateDirectory: stateDirectory),
                                        contentDirectory: contentDirectory, logger: logger, now: clock.now().wall,
                                        recentLog: recentLog)
         defer { host.close() }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import MallocInterposerSwift
+import UnwindControl
 import UnwindSimulatedHardware
 import UnwindCore
 import UnwindDevice

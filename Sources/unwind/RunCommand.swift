@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import Synchronization
+import UnwindControl
 import UnwindCore
 import UnwindDevice
 import UnwindHardware
@@ -30,7 +31,7 @@ struct Run: ParsableCommand {
             underSystemd ? JournalLogHandler(label: label) as LogHandler : EscapingLogHandler(StreamLogHandler.standardError(label: label))
         }
         let configuration = try loadConfiguration(config, logger: logger)
-        try Daemon(configuration: configuration, logger: logger, socket: socket ?? MaintenanceHost.daemonSocket(),
+        try Daemon(configuration: configuration, logger: logger, socket: socket ?? ControlSocket.daemon(),
                    recentLog: recent).run()
     }
 }

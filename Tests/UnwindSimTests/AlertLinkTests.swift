@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Logging
 import Testing
+import UnwindControl
 import UnwindSimulatedHardware
 import UnwindCore
 import UnwindDevice

@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Logging
 import Testing
+import UnwindControl
 import UnwindSimulatedHardware
 import UnwindCore
 import UnwindDevice

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Testing
+import UnwindControl
 @testable import UnwindCore
 @testable import UnwindDevice
 @testable import UnwindSim

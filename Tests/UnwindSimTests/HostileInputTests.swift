@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import UnwindControl
 import UnwindSimulatedHardware
 import UnwindCore
 import UnwindDevice
@@ -305,7 +306,7 @@ import UnwindSim
     /// member of the group can write to the socket).
     @Test func theDeviceChecksWhatComesThroughTheSocket() throws {
         let rig = try MaintenanceRig()
-        let socket = MaintenanceHost.simulatorSocket(stateDirectory: rig.directory)
+        let socket = ControlSocket.simulator(stateDirectory: rig.directory)
         let before = stateSnapshot(rig.directory)
         for (name, message) in [("Mum\u{202E}", "Call"), ("Mum", "Call\u{2066}"), ("Mu\u{1B}m", "Call"), ("Mu\u{FFFD}", "Call")] {
             let r = try ControlClient.request(.setAlert(slot: 1, name: name, number: "123", message: message), path: socket)

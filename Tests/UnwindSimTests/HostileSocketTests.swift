@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Synchronization
 import Testing
+import UnwindControl
 import UnwindSimulatedHardware
 import UnwindCore
 @testable import UnwindDevice

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import UnwindControl
 import UnwindSimulatedHardware
 import UnwindCore
 import UnwindDevice

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import UnwindControl
 import UnwindCore
 import UnwindDevice
 import UnwindModem

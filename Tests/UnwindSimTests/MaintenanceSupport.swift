@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import Synchronization
 import Testing
+import UnwindControl
 import UnwindSimulatedHardware
 import UnwindCore
 import UnwindDevice
@@ -54,7 +55,7 @@ final class MaintenanceRig: @unchecked Sendable {
         motor = SimulatedMotor(clock: clock)
         buttons = try InjectedButtons(clock: clock)
         host = try MaintenanceHost(stateDirectory: self.directory,
-                                   socketPath: MaintenanceHost.simulatorSocket(stateDirectory: self.directory),
+                                   socketPath: ControlSocket.simulator(stateDirectory: self.directory),
                                    logger: logger, now: clock.now().wall, controlDeadlines: controlDeadlines)
         let store = try DirectoryStore(directory: self.directory)
         let persistence = StatePersistence(store: store, logger: logger, writeInBackground: true, lock: host.lock)

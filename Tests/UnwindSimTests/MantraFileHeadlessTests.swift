@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import UnwindControl
 @testable import UnwindCore
 import UnwindDevice
 import UnwindRender

@@ -1,3 +1,4 @@
+import UnwindControl
 import UnwindHardware
 #if os(Linux)
 import Foundation

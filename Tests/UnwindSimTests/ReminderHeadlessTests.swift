@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import UnwindControl
 import UnwindSimulatedHardware
 @testable import UnwindCore
 import UnwindDevice

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import UnwindControl
 import UnwindCore
 import UnwindModem
 

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Logging
+import UnwindControl
 import UnwindCore
 
 /// How a request is answered: now, or once something finishes (a write reaching the card, the

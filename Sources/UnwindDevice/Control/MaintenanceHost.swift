@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import UnwindControl
 import UnwindCore
 
 /// What a device (the daemon, either simulator) sets up so the maintainer's commands can find
@@ -80,17 +81,5 @@ public final class MaintenanceHost {
         guard lstat(path, &info) == 0, info.st_mode & S_IFMT != S_IFREG || info.st_nlink != 1 else { return nil }
         let aside = "\(path).corrupt-\(now.secondsSinceEpoch)"
         return rename(path, aside) == 0 ? (aside as NSString).lastPathComponent : nil
-    }
-
-    /// The simulators' socket: `<state dir>/control.sock`.
-    public static func simulatorSocket(stateDirectory: String) -> String { stateDirectory + "/control.sock" }
-
-    /// The daemon's socket: `$RUNTIME_DIRECTORY/control.sock` (systemd's `RuntimeDirectory=unwind`
-    /// gives `/run/unwind`), else `/run/unwind/control.sock`.
-    public static func daemonSocket(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        if let dir = environment["RUNTIME_DIRECTORY"]?.split(separator: ":").first, !dir.isEmpty {
-            return String(dir) + "/control.sock"
-        }
-        return "/run/unwind/control.sock"
     }
 }

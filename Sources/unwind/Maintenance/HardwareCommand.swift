@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import UnwindControl
 import UnwindCore
 import UnwindDevice
 import UnwindHardware

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import UnwindControl
 import UnwindCore
 import UnwindDevice
 import UnwindHardware

@@ -110,13 +110,13 @@ public final class ControlClient {
     }
 
     /// Whether something accepts connections on `path`.
-    static func answers(_ path: String) -> Bool {
+    package static func answers(_ path: String) -> Bool {
         guard let c = try? ControlClient(path: path) else { return false }
         c.close()
         return true
     }
 
-    static func address(_ path: String) -> sockaddr_un {
+    package static func address(_ path: String) -> sockaddr_un {
         var a = sockaddr_un()
         a.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &a.sun_path) { raw in

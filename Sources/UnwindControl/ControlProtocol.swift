@@ -128,12 +128,23 @@ public struct ScreenReport: Codable, Equatable, Sendable {
     public var bytes: Data
     public var asleep: Bool
     public var page: String
+    package init(width: Int, height: Int, bytes: Data, asleep: Bool, page: String) {
+        self.width = width
+        self.height = height
+        self.bytes = bytes
+        self.asleep = asleep
+        self.page = page
+    }
 }
 
 public struct MantrasReport: Codable, Equatable, Sendable {
     public var items: [String]
     /// 1-based; 0 for an empty list or when unknown.
     public var current: Int
+    package init(items: [String], current: Int) {
+        self.items = items
+        self.current = current
+    }
 }
 
 public struct AlertReport: Codable, Equatable, Sendable {
@@ -143,6 +154,13 @@ public struct AlertReport: Codable, Equatable, Sendable {
     public var message: String
     /// "GSM-7, 1 part (45 of 160 septets)".
     public var encoding: String
+    package init(slot: Int, name: String, number: String, message: String, encoding: String) {
+        self.slot = slot
+        self.name = name
+        self.number = number
+        self.message = message
+        self.encoding = encoding
+    }
 }
 
 public struct ModemStepReport: Codable, Equatable, Sendable {
@@ -151,6 +169,12 @@ public struct ModemStepReport: Codable, Equatable, Sendable {
     public var outcome: String
     public var lines: [String]
     public var ok: Bool
+    package init(command: String, outcome: String, lines: [String], ok: Bool) {
+        self.command = command
+        self.outcome = outcome
+        self.lines = lines
+        self.ok = ok
+    }
 }
 
 public struct StatusReport: Codable, Equatable, Sendable {
@@ -165,6 +189,18 @@ public struct StatusReport: Codable, Equatable, Sendable {
         public var lastProblem: String?
         public var restarts: Int
         public var call: String
+        package init(port: String, link: String, sim: String, registration: String, signal: String, operatorName: String?, serviceCentre: String?, lastProblem: String?, restarts: Int, call: String) {
+            self.port = port
+            self.link = link
+            self.sim = sim
+            self.registration = registration
+            self.signal = signal
+            self.operatorName = operatorName
+            self.serviceCentre = serviceCentre
+            self.lastProblem = lastProblem
+            self.restarts = restarts
+            self.call = call
+        }
     }
 
     public struct Message: Codable, Equatable, Sendable {
@@ -174,6 +210,14 @@ public struct StatusReport: Codable, Equatable, Sendable {
         public var state: String
         public var attempts: Int
         public var lastProblem: String?
+        package init(id: String, slot: Int?, contact: String, state: String, attempts: Int, lastProblem: String?) {
+            self.id = id
+            self.slot = slot
+            self.contact = contact
+            self.state = state
+            self.attempts = attempts
+            self.lastProblem = lastProblem
+        }
     }
 
     public var pid: Int32
@@ -202,6 +246,34 @@ public struct StatusReport: Codable, Equatable, Sendable {
     public var framesMissed: Int
     public var loopErrors: Int
     public var recentErrors: [String]
+    package init(pid: Int32, startedAt: Int64, now: Int64, stateDirectory: String, page: String, overlay: String, session: String, display: String, displayHealth: String?, totalSeconds: Int64, sessions: Int64, shortestSeconds: Int64, longestSeconds: Int64, mantraCount: Int, currentMantra: Int, reminder: String, nextReminder: Int64?, alertSlots: [String], modem: Modem?, outboxPending: Int, outboxFailed: Int, messages: [Message], framesRendered: Int, framesMissed: Int, loopErrors: Int, recentErrors: [String]) {
+        self.pid = pid
+        self.startedAt = startedAt
+        self.now = now
+        self.stateDirectory = stateDirectory
+        self.page = page
+        self.overlay = overlay
+        self.session = session
+        self.display = display
+        self.displayHealth = displayHealth
+        self.totalSeconds = totalSeconds
+        self.sessions = sessions
+        self.shortestSeconds = shortestSeconds
+        self.longestSeconds = longestSeconds
+        self.mantraCount = mantraCount
+        self.currentMantra = currentMantra
+        self.reminder = reminder
+        self.nextReminder = nextReminder
+        self.alertSlots = alertSlots
+        self.modem = modem
+        self.outboxPending = outboxPending
+        self.outboxFailed = outboxFailed
+        self.messages = messages
+        self.framesRendered = framesRendered
+        self.framesMissed = framesMissed
+        self.loopErrors = loopErrors
+        self.recentErrors = recentErrors
+    }
 }
 
 extension ControlEnvelope {

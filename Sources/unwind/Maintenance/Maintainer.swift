@@ -2,6 +2,8 @@
 import Glibc
 #endif
 import Foundation
+import UnwindDevice
+import UnwindControl
 import UnwindCore
 import UnwindHardware
 import UnwindModem
@@ -44,7 +46,7 @@ public struct Maintainer {
         try checkStateDirectory()
         switch try DaemonPresence.probe(stateDirectory: stateDirectory) {
         case .stopped: return socket.flatMap { s in ControlClient.answers(s) ? s : nil }
-        case .running(_, let s): return socket ?? s ?? MaintenanceHost.daemonSocket()
+        case .running(_, let s): return socket ?? s ?? ControlSocket.daemon()
         }
     }
 

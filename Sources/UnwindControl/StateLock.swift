@@ -22,7 +22,7 @@ public struct ControlFailure: Error, Equatable, Sendable, CustomStringConvertibl
     public var description: String { message }
 }
 
-func errnoText(_ e: Int32) -> String { String(cString: strerror(e)) }
+package func errnoText(_ e: Int32) -> String { String(cString: strerror(e)) }
 
 /// Opens one of the state directory's own dot-files (`.lock`, `.daemon`) the safe way: the
 /// service user can write the directory and a maintainer's command may run as root, so a link
