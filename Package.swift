@@ -68,13 +68,17 @@ let package = Package(
             dependencies: ["UnwindRender", "UnwindDevices", "UnwindHardware", "UnwindModem", "UnwindControl", .product(name: "Yams", package: "Yams")],
             resources: [.copy("Content")]
         ),
-        // Simulated devices (drivable fakes) and the simulator that runs the whole device on a PC.
-        .target(name: "UnwindSim", dependencies: ["UnwindDevice", "UnwindSimulatedHardware", "CLinuxSystem"]),
+        // One assembly: the daemon, both simulators, the benchmark and the test rigs build the
+        // device from a Board (Linux / simulated / terminal) and a recipe, with one shutdown order.
+        .target(name: "UnwindAssembly", dependencies: ["UnwindDevice", "UnwindHardware", "UnwindModem", "UnwindControl"]),
+        // The simulators: the terminal board (keys, a drawn panel) and the headless script runner.
+        .target(name: "UnwindSim", dependencies: ["UnwindAssembly", "UnwindSimulatedHardware", "CLinuxSystem"]),
         // Composition root: `unwind run`, `unwind sim`, the maintainer's commands.
         .executableTarget(
             name: "unwind",
             dependencies: [
                 "UnwindSim",
+                "UnwindAssembly",
                 "UnwindControl",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -83,6 +87,7 @@ let package = Package(
             name: "unwind-bench",
             dependencies: [
                 "UnwindSim",
+                "UnwindAssembly",
                 .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -99,7 +104,7 @@ let package = Package(
         .testTarget(name: "UnwindRenderTests", dependencies: ["UnwindRender"]),
         .testTarget(name: "UnwindHardwareTests", dependencies: ["UnwindHardware", "store-writer"]),
         // "unwind": the maintainer-command tests run the real executable against a device in the test.
-        .testTarget(name: "UnwindSimTests", dependencies: ["UnwindSim", "unwind"]),
+        .testTarget(name: "UnwindSimTests", dependencies: ["UnwindSim", "UnwindAssembly", "unwind"]),
         // The modem suite: the modem on its seams, the simulated modem, and the Linux serial port for the
         // end-to-end runs over a pseudo-terminal.
         .testTarget(name: "UnwindModemTests", dependencies: ["UnwindModem", "UnwindSimulatedHardware", "UnwindHardware", "alert-sender"]),

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 #include "CLinuxSystem.h"
 #include <sys/ioctl.h>
 
@@ -7,4 +8,38 @@ int unwind_terminal_size(int fd, unsigned short *columns, unsigned short *rows) 
     *columns = w.ws_col;
     *rows = w.ws_row;
     return 0;
+}
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+static int stop_pipe[2] = {-1, -1};
+
+static void unwind_stop_signal(int sig)
+{
+    int saved = errno;
+    unsigned char b = (unsigned char)sig;
+    // A full pipe already says "stop": losing this byte loses nothing.
+    ssize_t r = write(stop_pipe[1], &b, 1);
+    (void)r;
+    errno = saved;
+}
+
+int unwind_stop_signals_install(const int *signals, size_t count)
+{
+    if (stop_pipe[0] < 0 && pipe2(stop_pipe, O_NONBLOCK | O_CLOEXEC) != 0)
+        return -1;
+    for (size_t i = 0; i < count; i++) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = unwind_stop_signal;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESTART;
+        if (sigaction(signals[i], &sa, NULL) != 0)
+            return -1;
+    }
+    return stop_pipe[0];
 }

@@ -29,7 +29,7 @@ public final class DeviceLoop {
     public static let framesPerSecond: Int64 = 30
 
     public private(set) var core: DeviceCore
-    public private(set) var statistics = LoopStatistics()
+    public internal(set) var statistics = LoopStatistics()
     public private(set) var framebuffer: Framebuffer
 
     let clock: DeviceClock
@@ -48,7 +48,6 @@ public final class DeviceLoop {
     /// When the last test message was queued (`unwind alerts test`): the next waits
     /// `ControlLimits.testMessageInterval`.
     var lastTestMessage: Instant?
-    var alertUpdates: [AlertLinkUpdate] = []
     /// Effects produced while performing effects (the core's answer to a failed send).
     var deferred: [Effect] = []
     var buttonsFailing = false
@@ -62,11 +61,13 @@ public final class DeviceLoop {
     var edges: [ButtonEdge] = []
     let frameOrigin: Instant
     var frameIndex: Int64 = 0
-    /// The due time the alarm is armed for, and whether that arming still stands.
-    var armedDue: WallTime?
-    var armedValid = false
-    var nextSyncCheck: Instant
     var descriptors: [Int32] = []
+    /// Alarm, modem, control socket and whatever the assembly adds (the stop signals), each
+    /// serviced once a pass in this order.
+    var participants: [LoopParticipant] = []
+    let reminderAlarm: ReminderAlarm?
+    /// Set by `requestStop` (a stop signal, a test): the current `run` ends after this pass.
+    public private(set) var stopRequested = false
     /// Called with every gesture, after the core has seen it (the simulator's log uses it).
     public var onGesture: ((ButtonGesture, Instant) -> Void)?
 
@@ -76,11 +77,13 @@ public final class DeviceLoop {
     ///   - camera: the grounding capture command (none: captures write nothing).
     ///   - control: the control socket the maintainer's commands talk to (none: they cannot).
     ///     Serviced on every pass without blocking; see `ControlServer`.
+    ///   - participants: anything else to wake for and service each pass (after the others).
     public init(core: DeviceCore, clock: DeviceClock, waiter: LoopWaiter, buttons: ButtonLines,
                 motor: MotorLine, presenter: FramePresenter, persistence: StatePersistence,
                 buttonTiming: ButtonClassifier.Timing = .init(), display: (width: Int, height: Int) = (128, 64),
                 logger: Logger, alarm: WallClockAlarm? = nil, displayControl: DisplayControl? = nil,
-                camera: GroundingCamera? = nil, alerts: AlertLink? = nil, control: ControlServer? = nil) {
+                camera: GroundingCamera? = nil, alerts: AlertLink? = nil, control: ControlServer? = nil,
+                participants extra: [LoopParticipant] = []) {
         self.core = core
         self.clock = clock
         self.waiter = waiter
@@ -97,7 +100,11 @@ public final class DeviceLoop {
         self.camera = camera
         self.alerts = alerts
         self.control = control
-        self.nextSyncCheck = frameOrigin
+        self.reminderAlarm = alarm.map(ReminderAlarm.init)
+        if let reminderAlarm { participants.append(reminderAlarm) }
+        if let alerts { participants.append(AlertNews(alerts)) }
+        if let control { participants.append(ControlService(control)) }
+        participants.append(contentsOf: extra)
         descriptors.reserveCapacity(32)
         effects.reserveCapacity(64)
         gestures.reserveCapacity(16)
@@ -110,10 +117,22 @@ public final class DeviceLoop {
         Instant(nanoseconds: frameOrigin.nanoseconds + k * 1_000_000_000 / Self.framesPerSecond)
     }
 
-    /// Runs until `shouldStop` says so, then shuts down cleanly (session saved, motor low).
-    public func run(until shouldStop: () -> Bool) {
-        while !shouldStop() { step() }
+    /// Runs until `shouldStop` says so (or `requestStop`), then shuts down cleanly (session
+    /// saved, motor low).
+    public func run(until shouldStop: () -> Bool = { false }) {
+        while !stopRequested && !shouldStop() { step() }
         shutdown()
+    }
+
+    /// Ends `run` after the current pass (a stop signal's participant calls it).
+    public func requestStop() { stopRequested = true }
+
+    /// An event from a participant (the modem's news, the alarm, …): the core changes, and what
+    /// it asks for (saves, motor edges) is done at once.
+    public func apply(_ event: DeviceEvent, at now: Moment) {
+        core.apply(event, at: now, effects: &effects)
+        perform()
+        applyMotor(now.instant)
     }
 
     /// One pass: whatever is due now, then one wait for the next thing that will be.
@@ -139,9 +158,7 @@ public final class DeviceLoop {
         }
         perform()
         applyMotor(now.instant)
-        if let alarm { serviceAlarm(alarm, now) }
-        if let alerts { serviceAlerts(alerts, now) }
-        if let control { control.service(self, at: clock.now()) }
+        for p in participants { p.service(self, at: now) }
 
         if now.instant >= frameDeadline(frameIndex) {
             core.apply(.tick, at: now, effects: &effects)
@@ -161,60 +178,13 @@ public final class DeviceLoop {
         if let t = timeline.next, t < deadline { deadline = t }
         if let t = classifier.nextDeadline(), t < deadline { deadline = t }
         if let t = buttons.nextEdgeTime, t < deadline { deadline = t }
-        if let t = alerts?.nextDeadline, t < deadline { deadline = t }
-        if deadline > clock.now().instant {
+        for p in participants { if let t = p.nextDeadline, t < deadline { deadline = t } }
+        if deadline > clock.now().instant && !stopRequested {
             descriptors.removeAll(keepingCapacity: true)
             descriptors.append(contentsOf: buttons.pollDescriptors)
-            if let fd = alarm?.pollDescriptor { descriptors.append(fd) }
-            if let alerts { descriptors.append(contentsOf: alerts.pollDescriptors) }
-            if let control { descriptors.append(contentsOf: control.pollDescriptors) }
+            for p in participants { descriptors.append(contentsOf: p.pollDescriptors) }
             do { try waiter.wait(until: deadline, watching: descriptors) } catch { report(error) }
         }
-    }
-
-    /// The reminder's wall clock: its synchronisation (checked once a second), the alarm going
-    /// off, the clock being set; then the alarm armed for whatever the core now wants.
-    private func serviceAlarm(_ alarm: WallClockAlarm, _ now: Moment) {
-        if now.instant >= nextSyncCheck {
-            nextSyncCheck = now.instant + .seconds(1)
-            core.apply(.wallClockSynchronised(alarm.clockIsSynchronised()), at: now, effects: &effects)
-        }
-        switch alarm.poll() {
-        case .fired(let due):
-            statistics.alarmsFired += 1
-            armedValid = false
-            core.apply(.reminderDue(due), at: now, effects: &effects)
-        case .clockChanged:
-            statistics.clockChanges += 1
-            armedValid = false
-            core.apply(.wallClockChanged, at: now, effects: &effects)
-        case .none:
-            break
-        }
-        perform()
-        applyMotor(now.instant)
-        let due = core.state.reminders.nextDue
-        if !armedValid || due != armedDue {
-            // A failed arming is reported once; it is tried again when the due time changes.
-            armedDue = due
-            armedValid = true
-            do { try alarm.arm(due) } catch { report(error) }
-        }
-    }
-
-    /// The panic path: the modem's news becomes what the person sees and feels.
-    private func serviceAlerts(_ alerts: AlertLink, _ now: Moment) {
-        alertUpdates.removeAll(keepingCapacity: true)
-        alerts.step(at: now, into: &alertUpdates)
-        for u in alertUpdates {
-            switch u {
-            case .resumed(let progress): core.apply(.alertsResumed(progress), at: now, effects: &effects)
-            case .delivery(let slot, let d): core.apply(.alertDelivery(slot: slot, d), at: now, effects: &effects)
-            case .call(let active): core.apply(.callChanged(active: active), at: now, effects: &effects)
-            }
-        }
-        perform()
-        applyMotor(now.instant)
     }
 
     /// Ends a running session, saves, drives the motor low and waits for the writes.
@@ -223,7 +193,7 @@ public final class DeviceLoop {
         core.apply(.shutdown, at: now, effects: &effects)
         perform()
         setMotor(false, scheduled: now.instant, now: now.instant)
-        if let alarm { try? alarm.arm(nil) }
+        reminderAlarm?.disarm()
         persistence.flush()
         // Nothing of the grounding exercise outlives the daemon.
         camera?.close()
@@ -294,7 +264,7 @@ public final class DeviceLoop {
         }
     }
 
-    private func report(_ error: Error) {
+    func report(_ error: Error) {
         statistics.errors += 1
         logger.error("\(error)")
     }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Logging
+import UnwindAssembly
 import UnwindControl
 import UnwindSimulatedHardware
 import UnwindCore
@@ -56,9 +57,6 @@ public struct HeadlessSimulation {
     /// The counselling line and its website (`counselling.*` of a configuration).
     public var counselling = CounsellingLine.sfuCounselling
     public var counsellingWebsite = DeviceConfiguration().counsellingWebsite
-    /// A control socket the loop services (optional: on simulated time a command's requests are
-    /// answered between simulated frames).
-    public var control: ControlServer?
 
     public init(script: ButtonScript, stateDirectory: String, outputDirectory: String? = nil,
                 settings: DeviceSettings = DeviceSettings(), contentDirectory: String? = nil,
@@ -112,12 +110,6 @@ public struct HeadlessSimulation {
         for p in script.presses { buttons.tap(p.button, at: time.start + p.at, holdFor: p.holdFor) }
         time.nextEvent = { buttons.nextEdgeTime }
 
-        let store = try DirectoryStore(directory: stateDirectory)
-        let persistence = StatePersistence(store: store, logger: logger, writeInBackground: false)
-        let help = DeviceContent.helpLibrary(in: DeviceContent.directory(override: contentDirectory))
-        let core = DeviceCore.starting(settings: settings, persistence: persistence, help: help, now: time.now().wall,
-                                       content: DeviceContent.directory(override: contentDirectory),
-                                       counselling: counselling, website: counsellingWebsite)
 
         var frames: LogFile?
         var i2cLog: LogFile?
@@ -140,12 +132,18 @@ public struct HeadlessSimulation {
             try? driver.show(fb)
         }
 
-        let loop = DeviceLoop(core: core, clock: time, waiter: time, buttons: buttons, motor: motor,
-                              presenter: display, persistence: persistence, buttonTiming: buttonTiming, logger: logger,
-                              alarm: time, displayControl: panel, camera: camera, alerts: alerts, control: control)
+        let board = Board(clock: time, waiter: time, motor: motor, buttons: buttons, presenter: display,
+                          displayControl: panel, alarm: time, camera: camera)
+        var recipe = DeviceRecipe(stateDirectory: stateDirectory, contentDirectory: contentDirectory, settings: settings,
+                                  writeInBackground: false)
+        recipe.counselling = counselling
+        recipe.website = counsellingWebsite
+        recipe.buttonTiming = buttonTiming
+        let device = try DeviceAssembly(board: board, recipe: recipe, alerts: { [alerts] _ in alerts }, logger: logger)
+        let loop = device.loop
         loop.onGesture = { g, at in gestures.append((at, g)) }
         let end = time.start + script.end
-        loop.run(until: { time.instant >= end })
+        device.run(until: { time.instant >= end })
         frames?.close()
         i2cLog?.close()
 

@@ -5,6 +5,7 @@ import Logging
 import Synchronization
 import UnwindControl
 import UnwindSimulatedHardware
+import UnwindAssembly
 import UnwindCore
 import UnwindDevice
 import UnwindHardware
@@ -176,8 +177,6 @@ final class TerminalPanel: DisplayPanel, DisplayControl, @unchecked Sendable {
     }
 }
 
-let terminalStop = Atomic<Bool>(false)
-
 /// `unwind sim`: the device in a terminal, on real time, with keys for buttons.
 public struct TerminalSimulator {
     public var stateDirectory: String
@@ -219,23 +218,10 @@ public struct TerminalSimulator {
         }
         close(logFD)
         let clock = LinuxClock()
-        let waiter = try PollWaiter()
+        // First, before any thread: SIGTERM and SIGHUP only ever wake the loop's poll.
+        let stop = try StopOnSignals([SIGTERM, SIGHUP])
         let motor = SimulatedMotor(clock: clock)
         let buttons = KeyboardButtons(clock: clock)
-        let store = try DirectoryStore(directory: stateDirectory)
-        // The maintainer's commands work against the simulator too: `unwind status --state DIR`.
-        let host = try MaintenanceHost(stateDirectory: stateDirectory,
-                                       socketPath: ControlSocket.simulator(stateDirectory: stateDirectory),
-                                       contentDirectory: contentDirectory, logger: logger, now: clock.now().wall,
-                                       recentLog: recentLog)
-        defer { host.close() }
-        let persistence = StatePersistence(store: store, logger: logger, writeInBackground: true, lock: host.lock)
-        let help = DeviceContent.helpLibrary(in: DeviceContent.directory(override: contentDirectory))
-        let core = host.loading {
-            DeviceCore.starting(settings: settings, persistence: persistence, help: help, now: clock.now().wall,
-                                content: DeviceContent.directory(override: contentDirectory), counselling: counselling,
-                                website: counsellingWebsite)
-        }
         // A simulated GSM modem on a real pseudo-terminal, driven through the real AT engine —
         // or a real modem (`--modem PATH`): a USB dongle, or a modem simulator somebody else wrote.
         var modemSim: ModemSimulator?
@@ -249,16 +235,11 @@ public struct TerminalSimulator {
             modemSim = sim
             serial = SerialConfiguration(path: sim.path)
         }
-        defer { modemSim?.stop() }
-        let outbox = try Outbox(storage: try DirectoryStore.outbox(at: stateDirectory + "/outbox"), now: clock.now().wall)
-        let modem = GSMModem(port: try SerialPort(serial), outbox: outbox,
-                             configuration: realModem?.modem ?? ModemConfiguration(), logger: logger)
         let panel = TerminalPanel(motor: motor, stateDirectory: stateDirectory, modem: modemSim, logger: logger, clock: clock,
                                   panel: panelConfiguration)
         resizePipe.open()
         buttons.onResize = { panel.resized() }
         let presenter = ThreadedPresenter(panel: panel, logger: logger)
-        let alarm = try? RealtimeAlarm()
 
         var saved = termios()
         tcgetattr(STDIN_FILENO, &saved)
@@ -269,20 +250,33 @@ public struct TerminalSimulator {
         let flags = fcntl(STDIN_FILENO, F_GETFL)
         _ = fcntl(STDIN_FILENO, F_SETFL, flags | O_NONBLOCK)
         writeTerminal("\u{1B}[?1049h\u{1B}[?25l\u{1B}[2J")
-        signal(SIGTERM) { _ in terminalStop.store(true, ordering: .relaxed) }
-        signal(SIGHUP) { _ in terminalStop.store(true, ordering: .relaxed) }
-        defer {
-            presenter.stop()
+        let restoreTerminal = {
             resizePipe.close()
             _ = fcntl(STDIN_FILENO, F_SETFL, flags)
             tcsetattr(STDIN_FILENO, TCSANOW, &saved)
             writeTerminal("\u{1B}[?25h\u{1B}[?1049l")
         }
 
-        let loop = DeviceLoop(core: core, clock: clock, waiter: waiter, buttons: buttons, motor: motor,
-                              presenter: presenter, persistence: persistence, buttonTiming: buttonTiming, logger: logger,
-                              alarm: alarm, displayControl: panel, alerts: ModemAlertLink(modem: modem), control: host.server)
-        loop.run(until: { buttons.quit || terminalStop.load(ordering: .relaxed) })
+        let board = Board(clock: clock, waiter: try PollWaiter(), motor: motor, buttons: buttons, presenter: presenter,
+                          displayControl: panel, alarm: try? RealtimeAlarm(),
+                          teardown: [presenter.stop, restoreTerminal, { modemSim?.stop() }])
+        var recipe = DeviceRecipe(stateDirectory: stateDirectory, contentDirectory: contentDirectory, settings: settings,
+                                  socket: ControlSocket.simulator(stateDirectory: stateDirectory), writeInBackground: true)
+        recipe.counselling = counselling
+        recipe.website = counsellingWebsite
+        recipe.buttonTiming = buttonTiming
+        recipe.recentLog = recentLog
+        let device: DeviceAssembly
+        do {
+            device = try DeviceAssembly(board: board, recipe: recipe, alerts: { [logger, realModem, stateDirectory] now in
+                try ModemAlertLink.open(stateDirectory: stateDirectory, serial: serial,
+                                        modem: realModem?.modem ?? ModemConfiguration(), logger: logger, now: now)
+            }, participants: [stop], logger: logger)
+        } catch {
+            for undo in board.teardown { undo() }
+            throw error
+        }
+        device.run(until: { buttons.quit })
     }
 }
 

@@ -4,6 +4,7 @@ import Logging
 import MallocInterposerSwift
 import UnwindControl
 import UnwindSimulatedHardware
+import UnwindAssembly
 import UnwindCore
 import UnwindDevice
 import UnwindHardware
@@ -57,14 +58,14 @@ struct Bench: ParsableCommand {
         time.nextEvent = { buttons.nextEdgeTime }
         var logger = Logger(label: "unwind.bench")
         logger.logLevel = .warning
-        let persistence = StatePersistence(store: try DirectoryStore(directory: dir), logger: logger, writeInBackground: false)
-        // As the daemon runs it: with its panic link, reminder alarm and control socket attached
-        // (the socket serviced every pass, with no client connected).
-        let control = try ControlServer(path: dir + "/control.sock", stateDirectory: dir, logger: logger,
-                                        now: time.now().wall)
-        let loop = DeviceLoop(core: DeviceCore(), clock: time, waiter: time, buttons: buttons, motor: motor,
-                              presenter: display, persistence: persistence, logger: logger,
-                              alarm: time, alerts: ScriptedAlertLink(), control: control)
+        // Assembled as the daemon is: with its panic link, reminder alarm and control socket
+        // attached (the socket serviced every pass, with no client connected).
+        let board = Board(clock: time, waiter: time, motor: motor, buttons: buttons, presenter: display, alarm: time)
+        let recipe = DeviceRecipe(stateDirectory: dir, settings: DeviceSettings(), socket: dir + "/control.sock",
+                                  writeInBackground: false)
+        let device = try DeviceAssembly(board: board, recipe: recipe, alerts: { _ in ScriptedAlertLink() }, logger: logger)
+        defer { device.finish() }
+        let loop = device.loop
         while loop.statistics.framesRendered < 300 { loop.step() } // session running, caches warm
         var framesWithAllocations = 0
         var loopAllocs = 0

@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import Synchronization
 import Testing
+import UnwindAssembly
 import UnwindControl
 import UnwindSimulatedHardware
 import UnwindCore
@@ -20,12 +21,15 @@ import UnwindDevices
 /// presence file, a GSMModem talking AT to a simulated modem on a pseudo-terminal, a simulated
 /// motor and display, and buttons a test can press. The maintainer's commands are the real
 /// `unwind` executable, run as child processes against its state directory.
+enum RigError: Error { case notAssembled }
+
 final class MaintenanceRig: @unchecked Sendable {
     let directory: String
     let modemSim: ModemSimulator
     let motor: SimulatedMotor
     let buttons: InjectedButtons
     let display = SimulatedDisplay()
+    let device: DeviceAssembly
     let host: MaintenanceHost
     let loop: DeviceLoop
     let modem: GSMModem
@@ -54,23 +58,26 @@ final class MaintenanceRig: @unchecked Sendable {
         modemSim.start()
         motor = SimulatedMotor(clock: clock)
         buttons = try InjectedButtons(clock: clock)
-        host = try MaintenanceHost(stateDirectory: self.directory,
-                                   socketPath: ControlSocket.simulator(stateDirectory: self.directory),
-                                   logger: logger, now: clock.now().wall, controlDeadlines: controlDeadlines)
-        let store = try DirectoryStore(directory: self.directory)
-        let persistence = StatePersistence(store: store, logger: logger, writeInBackground: true, lock: host.lock)
-        let help = DeviceContent.helpLibrary(in: DeviceContent.directory())
-        let core = host.loading {
-            DeviceCore.starting(settings: Self.settings, persistence: persistence, help: help, now: clock.now().wall)
-        }
-        let outbox = try Outbox(storage: try DirectoryStore.outbox(at: self.directory + "/outbox"), now: clock.now().wall)
-        modem = GSMModem(port: try SerialPort(SerialConfiguration(path: modemSim.path)), outbox: outbox,
-                         configuration: Self.modemConfiguration, random: SeededRandom(seed: 1), logger: logger)
-        loop = DeviceLoop(core: core, clock: clock, waiter: try PollWaiter(), buttons: buttons, motor: motor,
-                          presenter: display, persistence: persistence, logger: logger, alarm: try? RealtimeAlarm(),
-                          alerts: ModemAlertLink(modem: modem), control: host.server)
+        let board = Board(clock: clock, waiter: try PollWaiter(), motor: motor, buttons: buttons, presenter: display,
+                          alarm: try? RealtimeAlarm())
+        var recipe = DeviceRecipe(stateDirectory: self.directory, settings: Self.settings,
+                                  socket: ControlSocket.simulator(stateDirectory: self.directory), writeInBackground: true)
+        recipe.controlDeadlines = controlDeadlines
+        let directory = self.directory
+        var opened: GSMModem?
+        device = try DeviceAssembly(board: board, recipe: recipe, alerts: { [modemSim] now in
+            let outbox = Outbox(storage: try DirectoryStore.outbox(at: directory + "/outbox"), now: now.wall)
+            let modem = GSMModem(port: try SerialPort(SerialConfiguration(path: modemSim.path)), outbox: outbox,
+                                 configuration: Self.modemConfiguration, random: SeededRandom(seed: 1), logger: logger)
+            opened = modem
+            return ModemAlertLink(modem: modem)
+        }, logger: logger)
+        guard let host = device.host, let modem = opened else { throw RigError.notAssembled }
+        self.host = host
+        self.modem = modem
+        loop = device.loop
         let thread = Thread { [self] in
-            loop.run(until: { self.stop.load(ordering: .relaxed) })
+            device.loop.run(until: { self.stop.load(ordering: .relaxed) })
             finished.signal()
         }
         thread.start()
@@ -98,7 +105,7 @@ final class MaintenanceRig: @unchecked Sendable {
         stopped = true
         stop.store(true, ordering: .relaxed)
         finished.wait()
-        host.close()
+        device.finish()
         modemSim.stop()
     }
 

@@ -1,0 +1,80 @@
+import Logging
+import UnwindCore
+import UnwindDevice
+import UnwindDevices
+import UnwindHardware
+import UnwindModem
+
+extension Board {
+    /// The Raspberry Pi: the motor and buttons on libgpiod lines, the SSD1306 on /dev/i2c-N drawn
+    /// from its own thread, CLOCK_MONOTONIC deadlines, a CLOCK_REALTIME alarm for reminders.
+    /// A `DeviceError` is a start-up message (it names the line or bus and says what to do); a
+    /// capture command that does not parse throws its own problem.
+    public static func linux(_ c: DeviceConfiguration, logger: Logger) throws -> Board {
+        let clock = LinuxClock()
+        let waiter = try PollWaiter()
+        let motor = try LinuxMotorLine(c.gpio.motor, consumer: c.gpio.consumer)
+        // From here on the motor line goes low however the process ends (short of SIGKILL).
+        try installDriveLowOnExit()
+        let buttons = try LinuxButtonLines(configuration: c.gpio)
+        let bus = try LinuxI2CBus(bus: c.display.bus, address: c.display.address)
+        var panelConfiguration = c.display.panel
+        if let hz = LinuxI2CBus.busSpeed(bus: c.display.bus) {
+            // The real clock, where the device tree tells it, decides the frame's bus budget.
+            panelConfiguration.busSpeedHz = hz
+            if hz < 400_000 {
+                logger.warning("I²C bus \(c.display.bus) runs at \(hz / 1000) kHz: set dtparam=i2c_arm_baudrate=400000 in config.txt; at this speed large screen changes are spread over several frames")
+            }
+        } else {
+            logger.notice("the I²C bus speed is not exposed here; assuming the configured \(c.display.panel.busSpeedHz / 1000) kHz")
+        }
+        logger.info("display on /dev/i2c-\(c.display.bus) at 0x\(String(c.display.address, radix: 16)) (\(bus.capabilities))")
+        let panel = SSD1306(bus: bus, configuration: panelConfiguration, logger: logger, clock: { clock.now().instant })
+        let presenter = ThreadedPresenter(panel: panel, width: c.display.panel.width, height: c.display.panel.height, logger: logger)
+        let alarm: RealtimeAlarm?
+        do { alarm = try RealtimeAlarm() } catch {
+            logger.error("reminders are off: \(error)")
+            alarm = nil
+        }
+        var camera: GroundingCamera?
+        if let command = c.captureCommand {
+            camera = GroundingCamera(command: try CaptureCommand(command), logger: logger, inBackground: true)
+        }
+        return Board(clock: clock, waiter: waiter, motor: motor, buttons: buttons, presenter: presenter,
+                     displayControl: panel,
+                     displayHealth: { panel.isLost ? "lost (the panel does not answer on the bus; see the journal)" : "ok" },
+                     alarm: alarm, camera: camera,
+                     teardown: [presenter.stop, motor.release, buttons.release])
+    }
+}
+
+/// Why the modem's link could not be opened.
+public enum ModemLinkError: Error, CustomStringConvertible {
+    case outbox(StoreError)
+    case port(DeviceError)
+
+    public var description: String {
+        switch self {
+        case .outbox(let e): "cannot use the outbox directory: \(e)"
+        case .port(let e): "modem: \(e)"
+        }
+    }
+}
+
+extension ModemAlertLink {
+    /// The modem link: the outbox lives beside the state files, so an alert asked for before a
+    /// crash or a power cut is sent after the restart. A modem that is missing at start is
+    /// looked for again with backoff; alerts wait in the outbox meanwhile.
+    public static func open(stateDirectory: String, serial: SerialConfiguration, modem: ModemConfiguration,
+                            logger: Logger, now: Moment) throws(ModemLinkError) -> ModemAlertLink {
+        let outbox: Outbox
+        do { outbox = Outbox(storage: try DirectoryStore.outbox(at: stateDirectory + "/outbox"), now: now.wall) } catch {
+            throw .outbox(error)
+        }
+        let port: SerialPort
+        do { port = try SerialPort(serial) } catch { throw .port(error) }
+        var modemLogger = logger
+        modemLogger[metadataKey: "device"] = "modem"
+        return ModemAlertLink(modem: GSMModem(port: port, outbox: outbox, configuration: modem, logger: modemLogger))
+    }
+}
