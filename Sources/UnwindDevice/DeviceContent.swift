@@ -3,13 +3,32 @@ import UnwindControl
 import UnwindCore
 import UnwindRender
 
-/// The read-only files shipped with the device (spec: `helpFiles/`), found next to the
-/// executable in the build or under /usr/share/unwind when installed.
+/// The read-only files shipped with the device (spec: `helpFiles/`), in the resource bundle the
+/// build puts next to the executable (installed: /usr/lib/unwind/), or under /usr/share/unwind.
 public enum DeviceContent {
-    /// The shipped content directory: the one given, else the bundle the build produced.
+    static let bundleName = "unwind_UnwindDevice.resources"
+
+    /// The shipped content directory: the one given, else the bundle beside the executable.
+    ///
+    /// Not `Bundle.module`: its accessor stops the process when the bundle is missing, and a
+    /// device installed without it must still start (help then says it is not installed, and
+    /// the person's mantras stay as they are).
     public static func directory(override: String? = nil) -> String {
         if let override { return override }
-        return Bundle.module.resourceURL!.appendingPathComponent("Content").path
+        var candidates: [String] = []
+        // readlink(2) on /proc/self/exe: the real executable, through /usr/bin/unwind's link.
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        if n > 0 {
+            let exe = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            candidates.append((exe as NSString).deletingLastPathComponent + "/" + bundleName + "/Content")
+        }
+        candidates.append("/usr/share/unwind")
+        var isDirectory: ObjCBool = false
+        for c in candidates where FileManager.default.fileExists(atPath: c, isDirectory: &isDirectory) && isDirectory.boolValue {
+            return c
+        }
+        return candidates[0]
     }
 
     /// Every page's help, wrapped for the overlay. A missing file shows a one-line notice
