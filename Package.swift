@@ -65,12 +65,12 @@ let package = Package(
         // The real-time loop: core + edge on absolute deadlines, clock injected.
         .target(
             name: "UnwindDevice",
-            dependencies: ["UnwindRender", "UnwindDevices", "UnwindHardware", "UnwindModem", "UnwindControl", .product(name: "Yams", package: "Yams")],
+            dependencies: ["UnwindRender", "UnwindDevices", "UnwindModem", "UnwindControl", .product(name: "Logging", package: "swift-log")],
             resources: [.copy("Content")]
         ),
         // One assembly: the daemon, both simulators, the benchmark and the test rigs build the
         // device from a Board (Linux / simulated / terminal) and a recipe, with one shutdown order.
-        .target(name: "UnwindAssembly", dependencies: ["UnwindDevice", "UnwindHardware", "UnwindModem", "UnwindControl"]),
+        .target(name: "UnwindAssembly", dependencies: ["UnwindDevice", "UnwindHardware", "UnwindModem", "UnwindControl", .product(name: "Yams", package: "Yams")]),
         // The simulators: the terminal board (keys, a drawn panel) and the headless script runner.
         .target(name: "UnwindSim", dependencies: ["UnwindAssembly", "UnwindSimulatedHardware", "CLinuxSystem"]),
         // Composition root: `unwind run`, `unwind sim`, the maintainer's commands.

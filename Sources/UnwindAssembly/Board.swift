@@ -45,7 +45,7 @@ public struct DeviceRecipe {
     public var contentDirectory: String?
     public var settings: DeviceSettings
     public var counselling: CounsellingLine = .sfuCounselling
-    public var website: String? = DeviceConfiguration().counsellingWebsite
+    public var website: String? = CounsellingLine.sfuWebsite
     public var buttonTiming = ButtonClassifier.Timing()
     public var displaySize: (width: Int, height: Int) = (128, 64)
     /// The control socket the maintainer's commands use; nil: no socket and no state lock (a

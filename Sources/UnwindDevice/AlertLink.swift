@@ -1,7 +1,7 @@
 import Logging
 import UnwindControl
 import UnwindCore
-import UnwindHardware
+
 import UnwindModem
 
 /// What the loop needs of the panic path: alerts out, news back, inside the loop's poll.

@@ -1,7 +1,7 @@
 import Logging
 import UnwindControl
 import UnwindCore
-import UnwindHardware
+
 import UnwindRender
 import UnwindDevices
 

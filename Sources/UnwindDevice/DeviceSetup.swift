@@ -12,7 +12,7 @@ extension DeviceCore {
                                 help: HelpLibrary, now: WallTime,
                                 content: String = DeviceContent.directory(),
                                 counselling: CounsellingLine = .sfuCounselling,
-                                website: String? = DeviceConfiguration().counsellingWebsite) -> DeviceCore {
+                                website: String? = CounsellingLine.sfuWebsite) -> DeviceCore {
         // Loaded in this order (the log's order): statistics, mantras, reminder, alert slots.
         let totals = persistence.loadTotals(now: now)
         let history = persistence.loadHistory(now: now)

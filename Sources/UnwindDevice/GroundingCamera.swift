@@ -7,7 +7,6 @@ import Dispatch
 import Foundation
 import Logging
 import UnwindCore
-import UnwindHardware
 
 /// The optional camera command of the grounding exercise, as configured, e.g.
 /// `rpicam-still -n -t 1 --width 640 --height 480 -o {path}`.

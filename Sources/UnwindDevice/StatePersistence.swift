@@ -6,7 +6,7 @@ import Logging
 import Synchronization
 import UnwindControl
 import UnwindCore
-import UnwindHardware
+
 import UnwindDevices
 
 /// Loads the spec's state files at start and writes what the core asks, never stalling the loop:

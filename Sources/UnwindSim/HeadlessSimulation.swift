@@ -56,7 +56,7 @@ public struct HeadlessSimulation {
     public var buttonTiming = ButtonClassifier.Timing()
     /// The counselling line and its website (`counselling.*` of a configuration).
     public var counselling = CounsellingLine.sfuCounselling
-    public var counsellingWebsite = DeviceConfiguration().counsellingWebsite
+    public var counsellingWebsite = CounsellingLine.sfuWebsite
 
     public init(script: ButtonScript, stateDirectory: String, outputDirectory: String? = nil,
                 settings: DeviceSettings = DeviceSettings(), contentDirectory: String? = nil,

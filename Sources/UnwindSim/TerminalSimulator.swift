@@ -192,7 +192,7 @@ public struct TerminalSimulator {
     /// The panel's contrast, rotation and bus speed (`--config`'s display keys).
     public var panelConfiguration = SSD1306.Configuration()
     public var buttonTiming = ButtonClassifier.Timing()
-    public var counsellingWebsite = DeviceConfiguration().counsellingWebsite
+    public var counsellingWebsite = CounsellingLine.sfuWebsite
 
     public init(stateDirectory: String, settings: DeviceSettings, contentDirectory: String? = nil, logger: Logger) {
         self.stateDirectory = stateDirectory

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import UnwindAssembly
 import UnwindControl
 import UnwindSimulatedHardware
 import UnwindCore

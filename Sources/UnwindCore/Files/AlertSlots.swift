@@ -373,4 +373,6 @@ public struct CounsellingLine: Equatable, Sendable {
     public static let sfuCounselling = CounsellingLine(
         uncheckedName: "SFU Counselling", displayNumber: "(778) 782-4615",
         dialNumber: try! PhoneNumber("+17787824615"))
+    /// The reference build's counselling website (`counselling.website`), shown as a QR code.
+    public static let sfuWebsite = "https://sfu.ca/students/health"
 }

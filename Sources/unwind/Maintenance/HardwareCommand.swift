@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import UnwindAssembly
 import UnwindControl
 import UnwindCore
 import UnwindDevice

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import UnwindAssembly
 import UnwindControl
 import UnwindCore
 import UnwindDevice

@@ -1,4 +1,5 @@
 import Foundation
+import UnwindDevice
 import UnwindCore
 import UnwindHardware
 import UnwindModem
@@ -19,7 +20,7 @@ public struct DeviceConfiguration: Sendable {
     public var modem = ModemSettings()
     public var counselling = CounsellingLine.sfuCounselling
     /// The counselling service's website, shown as a QR code (spec 5.3).
-    public var counsellingWebsite = "https://sfu.ca/students/health"
+    public var counsellingWebsite = CounsellingLine.sfuWebsite
     /// The grounding camera's command, `{path}` standing for the photo to write; nil: no camera.
     public var captureCommand: String?
 
