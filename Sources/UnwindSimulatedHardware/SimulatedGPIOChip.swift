@@ -188,6 +188,8 @@ public final class SimulatedGPIOChip: GPIOBackend, @unchecked Sendable {
             let request = try s.claim(offset, consumer: consumer, onThisChip: mine, now: now)
             let before = s.physicalLevel(offset)
             s.lines[offset].mode = .output
+            // Room for a long session's changes up front: the loop's motor sets allocate nothing.
+            s.lines[offset].history.reserveCapacity(1024)
             s.lines[offset].outputLevel = initiallyHigh
             if initiallyHigh != before { s.lines[offset].history.append(Change(at: now, high: initiallyHigh)) }
             return request
@@ -200,7 +202,8 @@ public final class SimulatedGPIOChip: GPIOBackend, @unchecked Sendable {
         return try state.withLock { (s) throws(Errno) -> LineRequest in
             let request = try s.claim(offset, consumer: consumer, onThisChip: mine, now: now)
             s.lines[offset].mode = .input(bias)
-            s.lines[offset].pending.removeAll()
+            s.lines[offset].pending.removeAll(keepingCapacity: true)
+            s.lines[offset].pending.reserveCapacity(64)
             return request
         }
     }
