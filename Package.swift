@@ -30,8 +30,14 @@ let package = Package(
         // Every device seam in one place: the protocols the loop and the modem talk to (motor,
         // buttons, panel, presenter, clock, waiter, wall-clock alarm, display control, serial
         // line, I²C bus, state store) and their errors. Real ones in UnwindHardware, fakes in
-        // UnwindSim.
-        .target(name: "UnwindDevices", dependencies: ["UnwindCore"]),
+        // UnwindSimulatedHardware. Also the GPIO adapter (polarity, edge merging, its messages)
+        // over the lowest GPIO seam, `GPIOBackend`, so libgpiod and the simulated chip run the
+        // same adapter. swift-system for `Errno`: the backend's failures and the one EINTR rule
+        // (SystemCalls.swift) are typed in it on both sides of the seam.
+        .target(
+            name: "UnwindDevices",
+            dependencies: ["UnwindCore", .product(name: "SystemPackage", package: "swift-system")]
+        ),
         // The fakes, as gpiozero's mock pins: devices a test or the simulator drives (press a
         // button, read the motor's history, the display's pixels, script a modem's answers).
         // Beside the Linux implementations, on the seams alone.

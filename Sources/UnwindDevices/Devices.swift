@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SystemPackage
 import UnwindCore
 
 /// A failure at the hardware edge, with the errno that explains it and what to do about it.
@@ -16,6 +17,9 @@ public struct DeviceError: Error, Equatable, CustomStringConvertible {
         self.errno = errno
         self.hint = hint
     }
+
+    /// `errno` as swift-system's type, for comparing with `.resourceBusy` and the like.
+    public var code: Errno { Errno(rawValue: errno) }
 
     public var description: String {
         var s = "\(device): \(operation) failed: \(describeErrno(errno)) (errno \(errno))"

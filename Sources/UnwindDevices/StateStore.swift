@@ -1,3 +1,5 @@
+import SystemPackage
+
 /// The SD card as the device sees it: a directory of small flat files, each replaced whole.
 ///
 /// A `replace` either leaves the complete old content or the complete new content on the card,
@@ -40,6 +42,9 @@ public struct StoreError: Error, Equatable, CustomStringConvertible {
         self.errno = errno
         self.message = message
     }
+
+    /// `errno` as swift-system's type.
+    public var code: Errno { Errno(rawValue: errno) }
 
     public var description: String { "\(operation) \(path): \(message) (errno \(errno))" }
 }

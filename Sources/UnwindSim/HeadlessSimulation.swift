@@ -103,8 +103,10 @@ public struct HeadlessSimulation {
         let i2c = SimulatedI2CBus(capabilities: busCapabilities, model: model, clock: { time.instant })
         let driver = SSD1306(bus: i2c, configuration: panelConfiguration, logger: logger, clock: { time.instant })
         let panel = RecordingDisplayControl(clock: time, driver: driver)
-        let motor = SimulatedMotor(clock: time)
-        let buttons = SimulatedButtons(clock: time)
+        // The board's motor and button code on one simulated chip, wired as the reference build.
+        let chip = SimulatedGPIOChip(clock: time)
+        let motor = try SimulatedMotor(chip: chip)
+        let buttons = try SimulatedButtons(chip: chip)
         let display = SimulatedDisplay()
         display.busyFor = displayBusy
         for p in script.presses { buttons.tap(p.button, at: time.start + p.at, holdFor: p.holdFor) }

@@ -1,27 +1,41 @@
 import UnwindCore
 import UnwindDevices
 
-/// The five button lines in simulation: a test (or the keyboard) presses them at chosen
-/// instants, bounce included; the loop reads the edges when their time has come.
+/// The five buttons wired as on the reference build (`GPIOConfiguration.raspberryPi`: switches
+/// to ground on pulled-up lines) to a simulated chip and read through the board's own code
+/// (`GPIOButtons`). A test (or the keyboard) presses them at chosen instants, bounce included;
+/// the loop reads the edges when their time has come.
 public final class SimulatedButtons: ButtonLines {
-    let clock: DeviceClock
-    private var queue: [ButtonEdge] = []
+    public let chip: SimulatedGPIOChip
+    /// The buttons' lines on `chip`.
+    public let lines: SimulatedGPIOButtons
 
-    public init(clock: DeviceClock) {
-        self.clock = clock
-        queue.reserveCapacity(64)
+    /// The buttons on `chip`, at the lines and with the wiring `configuration` gives them.
+    public init(chip: SimulatedGPIOChip, configuration: GPIOConfiguration = .raspberryPi) throws(DeviceError) {
+        self.chip = chip
+        self.lines = try GPIOButtons(configuration: configuration, backend: chip)
     }
 
-    public var pollDescriptors: [Int32] { [] }
+    /// The buttons on a chip of their own.
+    public convenience init(clock: DeviceClock) {
+        do {
+            try self.init(chip: SimulatedGPIOChip(clock: clock))
+        } catch {
+            preconditionFailure("a fresh simulated chip refused the buttons' lines: \(error)")
+        }
+    }
 
-    public var nextEdgeTime: Instant? { queue.first?.at }
+    public var pollDescriptors: [Int32] { lines.pollDescriptors }
 
-    /// Schedules a raw edge.
+    public var nextEdgeTime: Instant? { chip.nextEdgeTime }
+
+    public func readEdges(into edges: inout [ButtonEdge]) throws(DeviceError) { try lines.readEdges(into: &edges) }
+
+    /// The button's contacts close (`pressed`) or open at `at`: the line is driven to its
+    /// pressed level, or left to its pull.
     public func edge(_ button: Button, pressed: Bool, at: Instant) {
-        let e = ButtonEdge(button, pressed: pressed, at: at)
-        var i = queue.count
-        while i > 0 && queue[i - 1].at > at { i -= 1 }
-        queue.insert(e, at: i)
+        guard let offset = lines.lines.first(where: { $0.button == button })?.offset else { return }
+        if pressed { chip.drive(offset, high: !lines.activeLow, at: at) } else { chip.float(offset, at: at) }
     }
 
     /// A press held for `holdFor`, then released.
@@ -44,12 +58,5 @@ public final class SimulatedButtons: ButtonLines {
             edge(button, pressed: true, at: t); t = t + .milliseconds(1)
         }
         edge(button, pressed: false, at: t)
-    }
-
-    public func readEdges(into edges: inout [ButtonEdge]) throws(DeviceError) {
-        let now = clock.now().instant
-        var n = 0
-        while n < queue.count && queue[n].at <= now { edges.append(queue[n]); n += 1 }
-        if n > 0 { queue.removeFirst(n) }
     }
 }

@@ -3,27 +3,28 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Synchronization
+import SystemPackage
 import UnwindCore
 import UnwindDevices
 
-/// A GPIO chip in simulation, in the spirit of gpiozero's mock pins: `lineCount` lines, each
-/// free or requested once — as an output, or as an input with a bias and both-edge events.
+/// A GPIO chip in simulation, in the spirit of gpiozero's mock pins: the lowest GPIO seam
+/// (`GPIOBackend`), so the real adapter — `GPIOMotor`, `GPIOButtons`, with their polarity, edge
+/// merging and messages — runs on it exactly as on libgpiod. `lineCount` lines, each free or
+/// requested once: as an output, or as an input with a bias and both-edge events.
 ///
 /// A test plays the outside world: it drives input lines at chosen instants (`drive`,
-/// `float`, `press`, `bouncyPress`) and reads back every change of an output line with its
-/// instant (`history`). Levels are physical (`true` = high). An input nobody drives reads its
+/// `float`, `press`, `bouncyPress`), reads back every change of an output line with its instant
+/// (`history`), and breaks things: a failing line (`fail`), a signal landing mid-call
+/// (`interrupt`, EINTR), another program holding a line (`hold`, EBUSY), the chip going away
+/// (`unplug`, ENODEV). Levels are physical (`true` = high). An input nobody drives reads its
 /// bias: high with a pull-up, low with a pull-down — and low with no bias (undefined on a real
 /// pin). Edges are stamped with the instant the level changed, never the instant they are
 /// read, as the kernel does.
 ///
-/// Requesting a held line fails with the same EBUSY `DeviceError` text as libgpiod, and
-/// `motorLine(offset:)` / `buttonLines(_:)` adapt lines to the loop's protocols, so the loop
-/// runs on this chip exactly as on the board.
-public final class SimulatedGPIOChip {
-    public enum Bias: Sendable, Equatable {
-        case asIs, disabled, pullUp, pullDown
-    }
-
+/// Thread-safe: the loop may run on one thread while a test (or the terminal simulator's
+/// drawing) looks at the pins from another.
+public final class SimulatedGPIOChip: GPIOBackend, @unchecked Sendable {
     /// A change of a line's level.
     public struct Change: Equatable, Sendable, CustomStringConvertible {
         public var at: Instant
@@ -35,58 +36,42 @@ public final class SimulatedGPIOChip {
         public var description: String { "\(at) \(high ? 1 : 0)" }
     }
 
-    /// An edge event on a requested input, as libgpiod reports one.
-    public struct Edge: Equatable, Sendable {
-        public var offset: Int
-        public var rising: Bool
-        public var at: Instant
+    /// A line handed over by `requestOutput`/`requestInput`; stale once released.
+    public struct LineRequest: Sendable, Equatable {
+        public let offset: Int
+        let serial: Int
     }
 
-    enum Mode: Equatable {
-        case free
-        case output
-        case input(Bias)
-    }
-
-    struct Line {
-        var consumer: String?
-        var mode: Mode = .free
-        /// The outside world: nil = nothing drives the pin.
-        var driven: Bool?
-        var outputLevel = false
-        var history: [Change] = []
-        var pending: [Edge] = []
-        var failure: Int32?
-    }
-
-    struct Scheduled {
-        var at: Instant
-        var offset: Int
-        var level: Bool?
-    }
-
-    /// The name the chip's messages use, as gpiodetect would print it.
+    /// The name gpiodetect would print, e.g. "gpiochip0"; its device path is /dev/<name>.
     public let name: String
+    /// The driver's label, as gpiodetect prints it in brackets.
+    public let label: String
     public let lineCount: Int
+    /// The names the device tree gave the lines (a Pi's: "GPIO0" …), for name selectors.
+    public let lineNames: [String]
     let clock: DeviceClock
-    var lines: [Line]
-    var schedule: [Scheduled] = []
+    private let state: Mutex<ChipState>
 
-    public init(name: String = "gpiochip0", lines: Int = 54, clock: DeviceClock) {
+    public init(name: String = "gpiochip0", label: String = "unwind-simulated", lines: Int = 54,
+                lineNames: [String]? = nil, clock: DeviceClock) {
         self.name = name
-        self.lineCount = lines
+        self.label = label
+        self.lineCount = max(0, lines)
+        self.lineNames = lineNames ?? (0..<max(0, lines)).map { "GPIO\($0)" }
         self.clock = clock
-        self.lines = Array(repeating: Line(), count: max(0, lines))
-        schedule.reserveCapacity(256)
+        self.state = Mutex(ChipState(lines: max(0, lines)))
     }
+
+    var path: String { "/dev/" + name }
+    private var now: Instant { clock.now().instant }
 
     // MARK: The outside world
 
     /// Drives the pin high or low from `at` on (a switch, a signal generator, a test).
-    public func drive(_ offset: Int, high: Bool, at: Instant) { enqueue(offset, high, at) }
+    public func drive(_ offset: Int, high: Bool, at: Instant) { schedule(offset, high, at) }
 
     /// Stops driving the pin at `at`: it goes to its bias level (an open switch).
-    public func float(_ offset: Int, at: Instant) { enqueue(offset, nil, at) }
+    public func float(_ offset: Int, at: Instant) { schedule(offset, nil, at) }
 
     /// A clean press of an active-low button (switch to ground): the line is pulled low at
     /// `at` and let go after `holdFor`.
@@ -115,151 +100,238 @@ public final class SimulatedGPIOChip {
 
     /// The earliest scheduled change of an input that has not happened yet, so simulated time
     /// can jump straight to it (`SimulatedTime.nextEvent = { chip.nextEdgeTime }`).
-    public var nextEdgeTime: Instant? { schedule.first?.at }
+    public var nextEdgeTime: Instant? { state.withLock { $0.schedule.first?.at } }
 
     /// Every change of the line's level while it was an output, oldest first.
     public func history(_ offset: Int) -> [Change] {
-        guard lines.indices.contains(offset) else { return [] }
-        return lines[offset].history
+        state.withLock { $0.lines.indices.contains(offset) ? $0.lines[offset].history : [] }
     }
 
     /// The pin's physical level now.
     public func level(_ offset: Int) -> Bool {
-        settle()
-        guard lines.indices.contains(offset) else { return false }
-        return physicalLevel(offset)
+        let now = now
+        return state.withLock { s in
+            s.settle(now)
+            return s.lines.indices.contains(offset) && s.physicalLevel(offset)
+        }
     }
 
     /// Who holds the line, as gpioinfo shows it; nil when free.
     public func consumer(_ offset: Int) -> String? {
-        guard lines.indices.contains(offset) else { return nil }
-        return lines[offset].consumer
+        state.withLock { $0.lines.indices.contains(offset) ? $0.lines[offset].consumer : nil }
     }
 
-    /// Makes every later set or read on the line fail with `errno` (nil: works again) — a
-    /// test's broken wire or vanished chip.
+    /// Makes every later set or read of the held line fail with `errno` (nil: works again) — a
+    /// test's broken wire.
     public func fail(_ offset: Int, errno: Int32?) {
-        guard lines.indices.contains(offset) else { return }
-        lines[offset].failure = errno
+        state.withLock { s in
+            if s.lines.indices.contains(offset) { s.lines[offset].failure = errno.map(Errno.init(rawValue:)) }
+        }
     }
 
-    // MARK: Requests
-
-    /// Requests the line as an output driven to `initialHigh` at once.
-    public func requestOutput(_ offset: Int, consumer: String = "unwind", initialHigh: Bool = false,
-                              purpose: String = "output") throws(DeviceError) -> OutputLine {
-        try claim(offset, consumer: consumer, purpose: purpose, operation: "request as output")
-        let before = physicalLevel(offset)
-        lines[offset].mode = .output
-        lines[offset].outputLevel = initialHigh
-        if initialHigh != before { lines[offset].history.append(Change(at: clock.now().instant, high: initialHigh)) }
-        return OutputLine(chip: self, offset: offset, purpose: purpose)
+    /// The next `times` calls on the line (a request, a set, a read) are interrupted by a
+    /// signal and fail with EINTR, as a call the kernel cuts short does; the call after works.
+    public func interrupt(_ offset: Int, times: Int = 1) {
+        state.withLock { s in
+            if s.lines.indices.contains(offset) { s.lines[offset].interruptions += max(0, times) }
+        }
     }
 
-    /// Requests the line as an input with `bias`, reporting both edges from now on.
-    public func requestInput(_ offset: Int, consumer: String = "unwind", bias: Bias = .pullUp,
-                             purpose: String = "input") throws(DeviceError) -> InputLine {
-        try claim(offset, consumer: consumer, purpose: purpose, operation: "request as input with edge events")
-        lines[offset].mode = .input(bias)
-        lines[offset].pending.removeAll()
-        return InputLine(chip: self, offset: offset, purpose: purpose)
+    /// Another program (gpioset, gpiomon) takes the line: requesting it fails with EBUSY until
+    /// `letGo`.
+    public func hold(_ offset: Int, consumer: String) {
+        state.withLock { s in
+            if s.lines.indices.contains(offset) && s.lines[offset].consumer == nil { s.lines[offset].consumer = consumer }
+        }
     }
 
-    /// A held output line. Released (left at its level, like libgpiod) by `release()` or deinit.
-    public final class OutputLine {
-        public let chip: SimulatedGPIOChip
-        public let offset: Int
-        let purpose: String
-        public private(set) var isReleased = false
-
-        init(chip: SimulatedGPIOChip, offset: Int, purpose: String) {
-            self.chip = chip
-            self.offset = offset
-            self.purpose = purpose
+    /// The other program lets the line go.
+    public func letGo(_ offset: Int) {
+        state.withLock { s in
+            if s.lines.indices.contains(offset) && s.lines[offset].serial == 0 { s.lines[offset].consumer = nil }
         }
-
-        public func set(high: Bool) throws(DeviceError) {
-            let e: Int32? = isReleased ? EBADF : chip.lines[offset].failure
-            if let e {
-                throw GPIOErrors.io(chip: chip.name, offset: offset, purpose: purpose, operation: "set \(high ? 1 : 0)", errno: e)
-            }
-            chip.setOutput(offset, high: high)
-        }
-
-        public func release() {
-            guard !isReleased else { return }
-            isReleased = true
-            chip.free(offset)
-        }
-
-        deinit { release() }
     }
 
-    /// A held input line with edge events.
-    public final class InputLine {
-        public let chip: SimulatedGPIOChip
-        public let offset: Int
-        let purpose: String
-        public private(set) var isReleased = false
+    /// The chip goes away (an expander unplugged, its driver unbound): /dev/<name> is gone, and
+    /// every call on a line already held fails with ENODEV.
+    public func unplug() { state.withLock { $0.unplugged = true } }
 
-        init(chip: SimulatedGPIOChip, offset: Int, purpose: String) {
-            self.chip = chip
-            self.offset = offset
-            self.purpose = purpose
+    // MARK: GPIOBackend
+
+    public func chipPath(_ chip: String) throws(Errno) -> String {
+        let unplugged = state.withLock { $0.unplugged }
+        let number = name.hasPrefix("gpiochip") ? String(name.dropFirst(8)) : nil
+        guard !unplugged, chip == name || chip == path || chip == number || chip == label else {
+            throw .noSuchFileOrDirectory
         }
-
-        /// Appends the edges that have happened by now, oldest first.
-        public func readEdges(into edges: inout [Edge]) throws(DeviceError) {
-            let e: Int32? = isReleased ? EBADF : chip.lines[offset].failure
-            if let e {
-                throw GPIOErrors.io(chip: chip.name, offset: offset, purpose: purpose, operation: "read edge events", errno: e)
-            }
-            chip.settle()
-            edges.append(contentsOf: chip.lines[offset].pending)
-            chip.lines[offset].pending.removeAll(keepingCapacity: true)
-        }
-
-        /// The pin's physical level now.
-        public var level: Bool { chip.level(offset) }
-
-        public func release() {
-            guard !isReleased else { return }
-            isReleased = true
-            chip.free(offset)
-        }
-
-        deinit { release() }
+        return path
     }
 
-    // MARK: Internals
+    public func findLine(named wanted: String) throws(Errno) -> (chipPath: String, offset: Int) {
+        guard !state.withLock({ $0.unplugged }), let offset = lineNames.firstIndex(of: wanted) else {
+            throw .noSuchFileOrDirectory
+        }
+        return (path, offset)
+    }
 
-    private func claim(_ offset: Int, consumer: String, purpose: String, operation: String) throws(DeviceError) {
-        settle()
-        guard lines.indices.contains(offset) else {
-            throw GPIOErrors.request(chip: name, path: "/dev/" + name, offset: offset, purpose: purpose,
-                                     operation: operation, errno: EINVAL, lineCount: lineCount)
+    public func chipInfo(path: String) throws(Errno) -> GPIOChipInfo {
+        guard path == self.path, !state.withLock({ $0.unplugged }) else { throw .noSuchFileOrDirectory }
+        return GPIOChipInfo(path: path, name: name, label: label, lineCount: lineCount)
+    }
+
+    public func chipPaths() -> [String] { state.withLock { $0.unplugged } ? [] : [path] }
+
+    public func requestOutput(chipPath: String, offset: Int, consumer: String, initiallyHigh: Bool) throws(Errno) -> LineRequest {
+        let now = now
+        let mine = chipPath == path
+        return try state.withLock { (s) throws(Errno) -> LineRequest in
+            let request = try s.claim(offset, consumer: consumer, onThisChip: mine, now: now)
+            let before = s.physicalLevel(offset)
+            s.lines[offset].mode = .output
+            // Room for a long session's changes up front: the loop's motor sets allocate nothing.
+            s.lines[offset].history.reserveCapacity(1024)
+            s.lines[offset].outputLevel = initiallyHigh
+            if initiallyHigh != before { s.lines[offset].history.append(Change(at: now, high: initiallyHigh)) }
+            return request
         }
-        if lines[offset].consumer != nil {
-            throw GPIOErrors.request(chip: name, path: "/dev/" + name, offset: offset, purpose: purpose,
-                                     operation: operation, errno: EBUSY, lineCount: lineCount)
+    }
+
+    public func requestInput(chipPath: String, offset: Int, consumer: String, bias: GPIOBias) throws(Errno) -> LineRequest {
+        let now = now
+        let mine = chipPath == path
+        return try state.withLock { (s) throws(Errno) -> LineRequest in
+            let request = try s.claim(offset, consumer: consumer, onThisChip: mine, now: now)
+            s.lines[offset].mode = .input(bias)
+            s.lines[offset].pending.removeAll(keepingCapacity: true)
+            s.lines[offset].pending.reserveCapacity(64)
+            return request
         }
+    }
+
+    public func setValue(_ line: LineRequest, high: Bool) throws(Errno) {
+        let now = now
+        try state.withLock { (s) throws(Errno) in
+            try s.check(line)
+            guard s.lines[line.offset].mode == .output else { throw .notPermitted }
+            s.settle(now)
+            guard s.lines[line.offset].outputLevel != high else { return }
+            s.lines[line.offset].outputLevel = high
+            s.lines[line.offset].history.append(Change(at: now, high: high))
+        }
+    }
+
+    public func value(_ line: LineRequest) throws(Errno) -> Bool {
+        let now = now
+        return try state.withLock { (s) throws(Errno) -> Bool in
+            try s.check(line)
+            s.settle(now)
+            return s.physicalLevel(line.offset)
+        }
+    }
+
+    /// None: a simulated chip announces its edges through `nextEdgeTime`.
+    public func eventDescriptor(_ line: LineRequest) -> Int32? { nil }
+
+    public func readEdges(_ line: LineRequest, into edges: UnsafeMutableBufferPointer<GPIOEdge>) throws(Errno) -> Int {
+        let now = now
+        return try state.withLock { (s) throws(Errno) -> Int in
+            try s.check(line)
+            guard case .input = s.lines[line.offset].mode else { throw .notPermitted }
+            s.settle(now)
+            let n = min(edges.count, s.lines[line.offset].pending.count)
+            for k in 0..<n { edges[k] = s.lines[line.offset].pending[k] }
+            s.lines[line.offset].pending.removeFirst(n)
+            return n
+        }
+    }
+
+    /// Lets the line go. An output keeps driving its last level (as on a Pi); an input loses
+    /// its bias request but keeps reading the same level here.
+    public func release(_ line: LineRequest) {
+        let now = now
+        state.withLock { s in
+            guard s.lines.indices.contains(line.offset), s.lines[line.offset].serial == line.serial else { return }
+            s.settle(now)
+            s.lines[line.offset].consumer = nil
+            s.lines[line.offset].serial = 0
+            s.lines[line.offset].pending.removeAll()
+            if s.lines[line.offset].mode != .output { s.lines[line.offset].mode = .free }
+        }
+    }
+
+    private func schedule(_ offset: Int, _ level: Bool?, _ at: Instant) {
+        state.withLock { s in
+            guard s.lines.indices.contains(offset) else { return }
+            var i = s.schedule.count
+            while i > 0 && s.schedule[i - 1].at > at { i -= 1 }
+            s.schedule.insert(ChipState.Scheduled(at: at, offset: offset, level: level), at: i)
+        }
+    }
+}
+
+/// Everything about the chip that changes, behind its lock.
+struct ChipState {
+    enum Mode: Equatable {
+        case free
+        case output
+        case input(GPIOBias)
+    }
+
+    struct Line {
+        var consumer: String?
+        /// The current request's serial; 0: not requested by us (free, or held by another program).
+        var serial = 0
+        var mode: Mode = .free
+        /// The outside world: nil = nothing drives the pin.
+        var driven: Bool?
+        var outputLevel = false
+        var history: [SimulatedGPIOChip.Change] = []
+        var pending: [GPIOEdge] = []
+        var failure: Errno?
+        var interruptions = 0
+    }
+
+    struct Scheduled {
+        var at: Instant
+        var offset: Int
+        var level: Bool?
+    }
+
+    var lines: [Line]
+    var schedule: [Scheduled] = []
+    var unplugged = false
+    var nextSerial = 1
+
+    init(lines: Int) {
+        self.lines = Array(repeating: Line(), count: lines)
+        schedule.reserveCapacity(256)
+    }
+
+    /// A request's checks, in the kernel's order: a signal first, then the chip, the offset, a holder.
+    mutating func claim(_ offset: Int, consumer: String, onThisChip: Bool, now: Instant) throws(Errno) -> SimulatedGPIOChip.LineRequest {
+        if lines.indices.contains(offset) && lines[offset].interruptions > 0 {
+            lines[offset].interruptions -= 1
+            throw .interrupted
+        }
+        guard onThisChip, !unplugged else { throw .noSuchFileOrDirectory }
+        guard lines.indices.contains(offset) else { throw .invalidArgument }
+        settle(now)
+        guard lines[offset].consumer == nil else { throw .resourceBusy }
         lines[offset].consumer = consumer
+        lines[offset].serial = nextSerial
+        nextSerial += 1
+        return SimulatedGPIOChip.LineRequest(offset: offset, serial: lines[offset].serial)
     }
 
-    func free(_ offset: Int) {
-        settle()
-        // An output keeps driving its last level after release (as on a Pi); an input loses its
-        // bias request but keeps reading the same level here.
-        lines[offset].consumer = nil
-        lines[offset].pending.removeAll()
-        if lines[offset].mode != .output { lines[offset].mode = .free }
-    }
-
-    func setOutput(_ offset: Int, high: Bool) {
-        settle()
-        guard lines[offset].outputLevel != high else { return }
-        lines[offset].outputLevel = high
-        lines[offset].history.append(Change(at: clock.now().instant, high: high))
+    /// A call on a held line: released (EBADF), interrupted (EINTR), gone (ENODEV), broken.
+    mutating func check(_ line: SimulatedGPIOChip.LineRequest) throws(Errno) {
+        guard lines.indices.contains(line.offset), lines[line.offset].serial == line.serial else { throw .badFileDescriptor }
+        if lines[line.offset].interruptions > 0 {
+            lines[line.offset].interruptions -= 1
+            throw .interrupted
+        }
+        if unplugged { throw .operationNotSupportedByDevice }
+        if let failure = lines[line.offset].failure { throw failure }
     }
 
     func physicalLevel(_ offset: Int) -> Bool {
@@ -270,16 +342,8 @@ public final class SimulatedGPIOChip {
         return false
     }
 
-    private func enqueue(_ offset: Int, _ level: Bool?, _ at: Instant) {
-        guard lines.indices.contains(offset) else { return }
-        var i = schedule.count
-        while i > 0 && schedule[i - 1].at > at { i -= 1 }
-        schedule.insert(Scheduled(at: at, offset: offset, level: level), at: i)
-    }
-
     /// Applies every scheduled change whose instant has come, stamping edges with that instant.
-    func settle() {
-        let now = clock.now().instant
+    mutating func settle(_ now: Instant) {
         var n = 0
         while n < schedule.count && schedule[n].at <= now {
             let s = schedule[n]
@@ -287,101 +351,32 @@ public final class SimulatedGPIOChip {
             let before = physicalLevel(s.offset)
             lines[s.offset].driven = s.level
             let after = physicalLevel(s.offset)
-            if before != after, case .input = lines[s.offset].mode, lines[s.offset].consumer != nil {
-                lines[s.offset].pending.append(Edge(offset: s.offset, rising: after, at: s.at))
+            if before != after, case .input = lines[s.offset].mode, lines[s.offset].serial != 0 {
+                lines[s.offset].pending.append(GPIOEdge(rising: after, at: s.at))
             }
         }
         if n > 0 { schedule.removeFirst(n) }
     }
 }
 
-// MARK: Adapters to the loop's protocols
+// MARK: The real adapter on this chip
+
+/// `GPIOMotor` on a simulated chip: the board's motor code, pins read back by the test.
+public typealias SimulatedGPIOMotor = GPIOMotor<SimulatedGPIOChip>
+/// `GPIOButtons` on a simulated chip: the board's button code, presses driven by the test.
+public typealias SimulatedGPIOButtons = GPIOButtons<SimulatedGPIOChip>
 
 extension SimulatedGPIOChip {
-    /// The motor on one of this chip's lines, requested as `LinuxMotorLine` requests it:
-    /// output, initially low; released low.
+    /// One of this chip's lines as a configuration writes it: `<name>:<offset>`.
+    public func line(_ offset: Int) -> LineSelector { .offset(chip: name, line: offset) }
+
+    /// The motor on one of this chip's lines, through the same adapter as `LinuxMotorLine`.
     public func motorLine(offset: Int, consumer: String = "unwind") throws(DeviceError) -> SimulatedGPIOMotor {
-        SimulatedGPIOMotor(line: try requestOutput(offset, consumer: consumer, initialHigh: false, purpose: "motor"))
+        try GPIOMotor(line(offset), consumer: consumer, backend: self)
     }
 
-    /// The buttons on this chip's lines, requested as `LinuxButtonLines` requests them: inputs
-    /// with both-edge events, pull-up for active-low buttons (line low = pressed), pull-down
-    /// otherwise. If one request fails the others are let go.
+    /// The buttons on this chip's lines, through the same adapter as `LinuxButtonLines`.
     public func buttonLines(_ map: [Button: Int], activeLow: Bool = true, consumer: String = "unwind") throws(DeviceError) -> SimulatedGPIOButtons {
-        var inputs: [(Button, InputLine)] = []
-        for b in Button.allCases {
-            guard let offset = map[b] else { continue }
-            do throws(DeviceError) {
-                let line = try requestInput(offset, consumer: consumer, bias: activeLow ? .pullUp : .pullDown,
-                                            purpose: "\(b.rawValue) button")
-                inputs.append((b, line))
-            } catch {
-                for (_, l) in inputs { l.release() }
-                throw error
-            }
-        }
-        return SimulatedGPIOButtons(chip: self, inputs: inputs, activeLow: activeLow)
+        try GPIOButtons(map.mapValues(line), activeLow: activeLow, consumer: consumer, backend: self)
     }
-}
-
-/// `MotorLine` on a simulated chip's output line.
-public final class SimulatedGPIOMotor: MotorLine {
-    public let line: SimulatedGPIOChip.OutputLine
-
-    init(line: SimulatedGPIOChip.OutputLine) { self.line = line }
-
-    public func set(_ on: Bool) throws(DeviceError) { try line.set(high: on) }
-
-    /// Drives the line low (ignoring failures) and lets it go, like `LinuxMotorLine.release()`.
-    public func release() {
-        if !line.isReleased { try? line.set(high: false) }
-        line.release()
-    }
-
-    deinit { release() }
-}
-
-/// `ButtonLines` on a simulated chip's input lines.
-public final class SimulatedGPIOButtons: ButtonLines {
-    public let chip: SimulatedGPIOChip
-    public let activeLow: Bool
-    let inputs: [(button: Button, line: SimulatedGPIOChip.InputLine)]
-    private var scratch: [SimulatedGPIOChip.Edge] = []
-
-    init(chip: SimulatedGPIOChip, inputs: [(Button, SimulatedGPIOChip.InputLine)], activeLow: Bool) {
-        self.chip = chip
-        self.inputs = inputs.map { (button: $0.0, line: $0.1) }
-        self.activeLow = activeLow
-        scratch.reserveCapacity(64)
-    }
-
-    /// Simulated lines have no descriptors: the loop learns of edges from `nextEdgeTime`.
-    public var pollDescriptors: [Int32] { [] }
-
-    /// The earliest scheduled change of any line on the chip, so the loop's wait stops there.
-    public var nextEdgeTime: Instant? { chip.nextEdgeTime }
-
-    public func readEdges(into edges: inout [ButtonEdge]) throws(DeviceError) {
-        let start = edges.count
-        var failure: DeviceError?
-        for (button, line) in inputs {
-            scratch.removeAll(keepingCapacity: true)
-            do throws(DeviceError) { try line.readEdges(into: &scratch) } catch {
-                if failure == nil { failure = error }
-                continue
-            }
-            for e in scratch {
-                let edge = ButtonEdge(button, pressed: GPIOConfiguration.pressed(lineHigh: e.rising, activeLow: activeLow), at: e.at)
-                edges.append(edge)
-                var j = edges.count - 1
-                while j > start && edges[j - 1].at > edge.at {
-                    edges.swapAt(j - 1, j)
-                    j -= 1
-                }
-            }
-        }
-        if let failure { throw failure }
-    }
-
-    public func release() { for (_, line) in inputs { line.release() } }
 }

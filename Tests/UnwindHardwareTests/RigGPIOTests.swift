@@ -190,6 +190,7 @@ extension RigTests {
                 defer { lines.release() }
                 #expect(try KernelRig.value(left) == 1, "after the request the line reads high: the pull-up bias is in effect")
                 #expect(try KernelRig.pull(left) == "pull-up")
+                #expect(try !lines.isPressed(.left), "the line's value read back: high, so not pressed")
                 #expect(try Self.edges(from: lines, count: 1, within: .milliseconds(300)).isEmpty,
                         "the bias taking effect is not reported as a release")
             }
@@ -205,6 +206,7 @@ extension RigTests {
             let edges = try Self.edges(from: lines, count: 1, within: .seconds(20))
             try #require(edges.count == 1)
             #expect(edges[0] == ButtonEdge(.right, pressed: true, at: edges[0].at), "rising edge = pressed for active-high buttons")
+            #expect(try lines.isPressed(.right), "the line's value read back: high, so pressed")
             Self.expectStampedDuringTheirWrites(edges, [(.right, true, press)])
             try KernelRig.setPull(right, .down)
         }

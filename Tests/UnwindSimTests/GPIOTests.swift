@@ -40,7 +40,7 @@ private func gestures(on chip: SimulatedGPIOChip, _ buttons: SimulatedGPIOButton
 }
 
 @Suite struct GPIOTests {
-    // MARK: Simulated chip
+    // MARK: The board's adapter (GPIOMotor, GPIOButtons) on the simulated chip
 
     @Test func bouncyShortPressIsOneShortGesture() throws {
         let time = SimulatedTime()
@@ -141,7 +141,7 @@ private func gestures(on chip: SimulatedGPIOChip, _ buttons: SimulatedGPIOButton
         // Released, the line can be had again — and it was left low.
         motor.release()
         #expect(chip.consumer(motorPin) == nil)
-        _ = try chip.requestInput(motorPin)
+        _ = try chip.buttonLines([.select: motorPin])
         // An offset the chip does not have.
         #expect {
             _ = try chip.motorLine(offset: 60)
@@ -171,9 +171,9 @@ private func gestures(on chip: SimulatedGPIOChip, _ buttons: SimulatedGPIOButton
         #expect(!chip.level(motorPin))
         #expect(throws: DeviceError.self) { try motor.set(true) }
         // A broken wire is a DeviceError naming the line.
-        let other = try chip.requestOutput(20, purpose: "motor")
+        let other = try chip.motorLine(offset: 20)
         chip.fail(20, errno: EIO)
-        #expect(throws: DeviceError.self) { try other.set(high: true) }
+        #expect(throws: DeviceError.self) { try other.set(true) }
     }
 
     /// "The GPIO lines must see the intended edges at the intended times": the whole loop on the

@@ -2,12 +2,13 @@
 // A tiny, stable shim over libgpiod for Unwind's Swift code.
 //
 // Swift sees only this header: opaque line handles, one small edge struct and plain ints, the
-// same whichever libgpiod is installed (v1 on Debian bookworm, v2 elsewhere). gpio.c picks the
-// implementation with `#if defined(GPIOD_LINE_BULK_MAX_LINES)` (a v1-only macro).
+// same whichever libgpiod is installed (v1 on Debian bookworm, v2 elsewhere): gpiod_v1.c or
+// gpiod_v2.c, picked with `#if defined(GPIOD_LINE_BULK_MAX_LINES)` (a v1-only macro).
 //
 // Conventions: functions returning int return -1 with errno set on failure; functions returning
 // a pointer return NULL with errno set. Nothing here aborts, prints or retries: the Swift side
-// retries EINTR and turns errno into a message a person can act on.
+// (GPIOMotor / GPIOButtons over LibgpiodBackend) calls again on EINTR and turns errno into a
+// message a person can act on.
 //
 // Levels are physical (1 = high): the shim never asks the kernel to invert a line (no
 // ACTIVE_LOW), so the edge kinds are what a scope on the pin would show.
@@ -88,6 +89,9 @@ unwind_gpio_line *unwind_gpio_request_input_edges(const char *chip_path, unsigne
 
 /// Drives an output line: 0 low, anything else high.
 int unwind_gpio_line_set(unwind_gpio_line *line, int value);
+
+/// An output's or an input's physical level: 1 high, 0 low; -1 with errno.
+int unwind_gpio_line_get(unwind_gpio_line *line);
 
 /// The descriptor that becomes readable when edge events wait (inputs), or -1 (outputs).
 int unwind_gpio_line_fd(const unwind_gpio_line *line);

@@ -2,6 +2,7 @@ import UnwindDevices
 #if os(Linux)
 import Glibc
 import CLinuxSystem
+import SystemPackage
 import UnwindCore
 
 /// The board's clocks: CLOCK_MONOTONIC for every deadline, CLOCK_REALTIME only for dates.
@@ -48,10 +49,14 @@ public final class PollWaiter: LoopWaiter {
         fds.removeAll(keepingCapacity: true)
         fds.append(pollfd(fd: timer, events: Int16(POLLIN), revents: 0))
         for d in descriptors { fds.append(pollfd(fd: d, events: Int16(POLLIN), revents: 0)) }
-        let r = fds.withUnsafeMutableBufferPointer { buf in
-            retryingOnInterrupt { poll(buf.baseAddress, nfds_t(buf.count), -1) }
+        do {
+            // poll(2), called again when a signal cuts it short: the deadline is absolute.
+            _ = try fds.withUnsafeMutableBufferPointer { (buf) throws(Errno) in
+                try valueOrErrno { poll(buf.baseAddress, nfds_t(buf.count), -1) }
+            }
+        } catch {
+            throw DeviceError(device: "timer", operation: "poll", errno: error.rawValue)
         }
-        if r < 0 { throw DeviceError(device: "timer", operation: "poll", errno: errno) }
         // A descriptor stuck in error or hang-up (an unplugged USB modem, a released line)
         // would make every poll return at once and spin the loop: when nothing is readable,
         // wait for the deadline alone; the owner of the broken descriptor reports it.
@@ -62,13 +67,15 @@ public final class PollWaiter: LoopWaiter {
         }
         if broken && !readable && fds[0].revents & Int16(POLLIN) == 0 {
             fds.removeLast(fds.count - 1)
+            // poll(2) on the timer alone; it cannot fail but by a signal, which calls it again.
             _ = fds.withUnsafeMutableBufferPointer { buf in
-                retryingOnInterrupt { poll(buf.baseAddress, 1, -1) }
+                try? valueOrErrno { poll(buf.baseAddress, 1, -1) }
             }
         }
         if fds[0].revents & Int16(POLLIN) != 0 {
+            // read(2) of the expiry count, only to clear it; O_NONBLOCK, so at most EAGAIN.
             var expirations: UInt64 = 0
-            _ = read(timer, &expirations, 8)
+            _ = try? valueOrErrno { read(timer, &expirations, 8) }
         }
     }
 }

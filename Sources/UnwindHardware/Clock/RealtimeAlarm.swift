@@ -4,6 +4,7 @@ import Glibc
 #if os(Linux)
 import CLinuxSystem
 #endif
+import SystemPackage
 import UnwindCore
 import UnwindDevices
 
@@ -56,14 +57,18 @@ public final class RealtimeAlarm: WallClockAlarm {
         armed = due
     }
 
+    /// read(2) of the expiry count (O_NONBLOCK: EAGAIN while not due; ECANCELED after the wall
+    /// clock was set).
     public func poll() -> AlarmEvent {
         var expirations: UInt64 = 0
-        let r = read(fd, &expirations, 8)
-        if r == 8, let due = armed {
-            armed = nil
-            return .fired(due)
+        do {
+            if try valueOrErrno({ read(fd, &expirations, 8) }) == 8, let due = armed {
+                armed = nil
+                return .fired(due)
+            }
+        } catch {
+            if error == .canceled { return .clockChanged }
         }
-        if r < 0 && errno == ECANCELED { return .clockChanged }
         return .none
     }
 

@@ -10,8 +10,9 @@ import SystemPackage
 /// One device on a Linux I²C adapter through i2c-dev (`/dev/i2c-N`).
 ///
 /// Plain writes go out as I2C_RDWR messages carrying the address themselves; SMBus block writes
-/// use the address set with I2C_SLAVE at open. Every call is retried while it fails with EINTR
-/// and otherwise throws a `DeviceError` with the errno and a hint (see `DeviceError.i2c`).
+/// use the address set with I2C_SLAVE at open. Every call is called again while a signal
+/// interrupts it (`valueOrErrno`; swift-system's own rule for `open`) and otherwise throws a
+/// `DeviceError` with the errno and a hint (see `DeviceError.i2c`).
 /// Not thread-safe: one thread at a time (the display thread).
 public final class LinuxI2CBus: I2CBus {
     /// The N of /dev/i2c-N.
@@ -114,10 +115,13 @@ public final class LinuxI2CBus: I2CBus {
         }
     }
 
-    /// Runs a shim call, retrying while it fails with EINTR; throws its errno otherwise.
+    /// Runs a shim call (`operation` names its ioctl), called again while a signal interrupts
+    /// it; any other failure becomes the bus's message.
     private static func check(_ bus: Int, _ address: UInt8, _ operation: String, _ call: () -> Int32) throws(DeviceError) {
-        if retryingOnInterrupt(call) == -1 {
-            throw DeviceError.i2c(bus: bus, address: address, operation: operation, errno: errno)
+        do {
+            _ = try valueOrErrno(call)
+        } catch {
+            throw DeviceError.i2c(bus: bus, address: address, operation: operation, errno: error.rawValue)
         }
     }
 }

@@ -1,6 +1,7 @@
 import UnwindDevices
 #if os(Linux)
 import Glibc
+import SystemPackage
 
 extension SerialConfiguration {
     /// The termios speed constant for `baud`.
@@ -28,8 +29,8 @@ extension SerialConfiguration {
 
 /// A serial tty in raw mode, 8N1, non-blocking: the modem's AT line.
 ///
-/// Every call is the C call named in its documentation, retried on EINTR; failures throw a
-/// `DeviceError` carrying the errno and what to do about it.
+/// Every call is the C call named in its documentation, called again while a signal interrupts
+/// it (`valueOrErrno`); failures throw a `DeviceError` carrying the errno and what to do about it.
 public final class SerialPort: SerialTransport {
     public let configuration: SerialConfiguration
     public private(set) var descriptor: Int32?
@@ -58,15 +59,15 @@ public final class SerialPort: SerialTransport {
     public func open() throws(DeviceError) {
         close()
         let path = configuration.path
-        var fd: Int32
-        repeat { fd = Glibc.open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC) } while fd < 0 && errno == EINTR
-        if fd < 0 { throw failure("open", errno) }
+        let fd: Int32
+        do { fd = try valueOrErrno { Glibc.open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC) } } catch {
+            throw failure("open", error.rawValue)
+        }
         do throws(DeviceError) {
             guard isatty(fd) == 1 else { throw failure("open", ENOTTY) }
             if ioctl(fd, UInt(TIOCEXCL)) != 0 { throw failure("ioctl(TIOCEXCL)", errno) }
-            while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-                if errno == EINTR { continue }
-                throw failure("flock", errno == EWOULDBLOCK ? EBUSY : errno)
+            do { _ = try valueOrErrno { flock(fd, LOCK_EX | LOCK_NB) } } catch {
+                throw failure("flock", error == .wouldBlock ? EBUSY : error.rawValue)
             }
             var t = termios()
             if tcgetattr(fd, &t) != 0 { throw failure("tcgetattr", errno) }
@@ -80,10 +81,7 @@ public final class SerialPort: SerialTransport {
                 cc[Int(VTIME)] = 0
             }
             if cfsetispeed(&t, speed) != 0 || cfsetospeed(&t, speed) != 0 { throw failure("cfsetspeed", errno) }
-            while tcsetattr(fd, TCSANOW, &t) != 0 {
-                if errno == EINTR { continue }
-                throw failure("tcsetattr", errno)
-            }
+            do { _ = try valueOrErrno { tcsetattr(fd, TCSANOW, &t) } } catch { throw failure("tcsetattr", error.rawValue) }
             _ = tcflush(fd, TCIOFLUSH)  // whatever was waiting belongs to nobody now
         } catch {
             Glibc.close(fd)
@@ -109,19 +107,17 @@ public final class SerialPort: SerialTransport {
         // At most this much a call: a modem (a USB one is not held to the baud rate) that floods
         // the line must not keep one pass of the loop reading; the rest waits for the next pass.
         while total < Self.maximumReadPerCall {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n > 0 {
-                bytes.append(contentsOf: chunk[0..<n])
-                total += n
-                continue
+            let n: Int
+            do {
+                n = try valueOrErrno { chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } }
+            } catch {
+                if error == .resourceTemporarilyUnavailable { return total }
+                throw failure("read", error.rawValue)
             }
             if n == 0 { throw DeviceError(device: "modem \(configuration.path)", operation: "read", errno: EIO,
                                           hint: "the tty hung up (modem unplugged or reset?); it will be reopened") }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN: return total
-            default: throw failure("read", errno)
-            }
+            bytes.append(contentsOf: chunk[0..<n])
+            total += n
         }
         return total
     }
@@ -129,18 +125,15 @@ public final class SerialPort: SerialTransport {
     /// Three seconds of a 115200-baud line; a pass of the loop reads no more than this.
     static let maximumReadPerCall = 32 * 1024
 
-    /// write(2) once (retried on EINTR); EAGAIN writes nothing and returns 0.
+    /// write(2) once (called again on EINTR); EAGAIN writes nothing and returns 0.
     public func write(_ bytes: ArraySlice<UInt8>) throws(DeviceError) -> Int {
         guard let fd = descriptor else { throw failure("write", EBADF) }
         if bytes.isEmpty { return 0 }
-        while true {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if n >= 0 { return n }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN: return 0
-            default: throw failure("write", errno)
-            }
+        do {
+            return try valueOrErrno { bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) } }
+        } catch {
+            if error == .resourceTemporarilyUnavailable { return 0 }
+            throw failure("write", error.rawValue)
         }
     }
 

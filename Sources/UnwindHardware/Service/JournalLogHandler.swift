@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Logging
 import UnwindCore
+import UnwindDevices
 
 /// Log lines for the systemd journal: `<N>` in front of each line gives its priority (sd-daemon(3)
 /// prefixes; the unit keeps `SyslogLevelPrefix=yes`), so `journalctl -p err -u unwind` finds the
@@ -45,9 +46,8 @@ public struct JournalLogHandler: LogHandler {
         line.withUTF8 { b in
             var off = 0
             while off < b.count {
-                let w = write(STDERR_FILENO, b.baseAddress! + off, b.count - off)
-                if w < 0 && errno == EINTR { continue }
-                if w <= 0 { break }
+                // write(2), called again on EINTR; a log line that cannot be written is dropped.
+                guard let w = try? valueOrErrno({ write(STDERR_FILENO, b.baseAddress! + off, b.count - off) }), w > 0 else { break }
                 off += w
             }
         }

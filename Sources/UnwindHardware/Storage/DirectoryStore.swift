@@ -31,8 +31,9 @@ import Darwin
 /// committed transaction whose writer died, or throws an uncommitted one away. Either the whole
 /// old or the whole new set of files, whatever step a kill lands on.
 ///
-/// System calls interrupted by a signal (EINTR) are retried, except `close`, which on Linux
-/// releases the descriptor even when interrupted.
+/// A system call a signal interrupts (EINTR) is called again (`valueOrErrno`, or swift-system's
+/// own rule for the calls it wraps), except `close`, which on Linux releases the descriptor even
+/// when interrupted.
 public final class DirectoryStore: ListableStore {
     /// Who owns the files this store writes.
     public enum Ownership: Sendable {
@@ -48,13 +49,13 @@ public final class DirectoryStore: ListableStore {
     public let directory: String
     /// `read` refuses files larger than this and `replace` refuses to write them (EFBIG).
     public let maximumFileSize: Int
-    private let root: FilePath
-    private let directoryFD: Int32
+    let root: FilePath
+    let directoryFD: Int32
     private let owner: (uid: uid_t, gid: gid_t)?
     /// Called with a step's name before each step of `replaceAll` and of its recovery: how the
     /// tests kill a writer at every step.
     private let transactionStep: (@Sendable (String) -> Void)?
-    private let problems = Mutex<[String]>([])
+    let problems = Mutex<[String]>([])
 
     /// Process-wide, so two stores on the same directory in one process never pick the same
     /// temporary name.
@@ -80,10 +81,11 @@ public final class DirectoryStore: ListableStore {
         self.root = FilePath(directory)
         self.transactionStep = transactionStep
         try Self.makeDirectory(root)
-        let fd = retryingOnInterrupt { open(directory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
-        if fd < 0 {
-            let code = Errno(rawValue: errno)
-            throw storeError("open store", root, code, code == .tooManySymbolicLinkLevels || code == .notDirectory
+        let fd: Int32
+        do {
+            fd = try valueOrErrno { open(directory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+        } catch {
+            throw storeError("open store", root, error, error == .tooManySymbolicLinkLevels || error == .notDirectory
                              ? "a symbolic link or not a directory; the state directory must be a real directory" : nil)
         }
         directoryFD = fd
@@ -111,17 +113,18 @@ public final class DirectoryStore: ListableStore {
     /// is not a regular file, and EFBIG when the file is larger than `maximumFileSize`.
     public func read(_ name: String) throws(StoreError) -> [UInt8]? {
         let path = try self.path(of: name, for: "read")
-        let raw = retryingOnInterrupt { openat(directoryFD, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC) }
-        if raw < 0 {
-            let code = Errno(rawValue: errno)
-            if code == .noSuchFileOrDirectory { return nil }
-            throw storeError("open", path, code, code == .tooManySymbolicLinkLevels ? Self.linkRefusal : nil)
+        let raw: Int32
+        do {
+            raw = try valueOrErrno { openat(directoryFD, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC) }
+        } catch {
+            if error == .noSuchFileOrDirectory { return nil }
+            throw storeError("open", path, error, error == .tooManySymbolicLinkLevels ? Self.linkRefusal : nil)
         }
         let fd = FileDescriptor(rawValue: raw)
         defer { _ = try? fd.close() }  // read-only: nothing to lose
 
         var info = stat()
-        try retryingInterrupts("fstat", path) { fstat(fd.rawValue, &info) }
+        try systemCall("fstat", path) { fstat(fd.rawValue, &info) }
         try Self.requireRegular(info, "read", path)
         // A second name of someone else's file (a hard link made where protected_hardlinks is
         // off) is refused like a symbolic link: root must not read it into a state file.
@@ -164,7 +167,7 @@ public final class DirectoryStore: ListableStore {
         try checkSize(bytes, target)
         let temporary = try writeTemporary(bytes, for: name, in: directoryFD, root)
         do throws(StoreError) {
-            try retryingInterrupts("rename", target) { renameat(directoryFD, temporary, directoryFD, name) }
+            try systemCall("rename", target) { renameat(directoryFD, temporary, directoryFD, name) }
         } catch {
             _ = unlinkat(directoryFD, temporary, 0)
             throw error
@@ -188,30 +191,31 @@ public final class DirectoryStore: ListableStore {
         let staging = ".txn-\(getpid())-\(Self.nextCounter())"
         let stagingPath = root.appending(staging)
         step("stage")
-        try retryingInterrupts("mkdir", stagingPath) { mkdirat(directoryFD, staging, 0o700) }
-        let stagingFD = retryingOnInterrupt { openat(directoryFD, staging, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
-        if stagingFD < 0 {
-            let code = Errno(rawValue: errno)
+        try systemCall("mkdir", stagingPath) { mkdirat(directoryFD, staging, 0o700) }
+        let stagingFD: Int32
+        do {
+            stagingFD = try valueOrErrno { openat(directoryFD, staging, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+        } catch {
             _ = unlinkat(directoryFD, staging, AT_REMOVEDIR)
-            throw storeError("open", stagingPath, code)
+            throw storeError("open", stagingPath, error)
         }
         defer { close(stagingFD) }
         do throws(StoreError) {
             // A root command killed mid-way must leave a staging directory the daemon can finish.
             if let owner {
-                try retryingInterrupts("fchown", stagingPath) { fchown(stagingFD, owner.uid, owner.gid) }
+                try systemCall("fchown", stagingPath) { fchown(stagingFD, owner.uid, owner.gid) }
             }
             for f in files {
                 step("write \(f.name)")
                 let temporary = try writeTemporary(f.bytes, for: f.name, in: stagingFD, stagingPath)
-                try retryingInterrupts("rename", stagingPath.appending(f.name)) {
+                try systemCall("rename", stagingPath.appending(f.name)) {
                     renameat(stagingFD, temporary, stagingFD, f.name)
                 }
             }
-            try retryingInterrupts("fsync directory", stagingPath) { fsync(stagingFD) }
+            try systemCall("fsync directory", stagingPath) { fsync(stagingFD) }
             step("commit")
             _ = try writeTemporary([], for: Self.commitMarker, in: stagingFD, stagingPath, named: Self.commitMarker)
-            try retryingInterrupts("fsync directory", stagingPath) { fsync(stagingFD) }
+            try systemCall("fsync directory", stagingPath) { fsync(stagingFD) }
         } catch {
             Self.discard(staging, stagingFD: stagingFD, in: directoryFD)
             throw error
@@ -234,7 +238,7 @@ public final class DirectoryStore: ListableStore {
         for attempt in 0..<10_000 {
             let candidate = attempt == 0 ? base : "\(base)-\(attempt)"
             if try exists(candidate) { continue }
-            try retryingInterrupts("rename", source) { renameat(directoryFD, name, directoryFD, candidate) }
+            try systemCall("rename", source) { renameat(directoryFD, name, directoryFD, candidate) }
             try syncDirectory()
             return candidate
         }
@@ -253,11 +257,11 @@ public final class DirectoryStore: ListableStore {
     /// C calls: `unlinkat`, then `fsync` on the directory.
     public func remove(_ name: String) throws(StoreError) {
         let path = try path(of: name, for: "remove")
-        while unlinkat(directoryFD, name, 0) != 0 {
-            let code = Errno(rawValue: errno)
-            if code == .interrupted { continue }
-            if code == .noSuchFileOrDirectory { return }
-            throw storeError("unlink", path, code)
+        do {
+            _ = try valueOrErrno { unlinkat(directoryFD, name, 0) }
+        } catch {
+            if error == .noSuchFileOrDirectory { return }
+            throw storeError("unlink", path, error)
         }
         try syncDirectory()
     }
@@ -270,31 +274,6 @@ public final class DirectoryStore: ListableStore {
     /// ".", ".." and our own temporary files out).
     static func isPlainName(_ name: String) -> Bool {
         !name.isEmpty && !name.hasPrefix(".") && !name.contains("/") && !name.utf8.contains(0)
-    }
-
-    /// Whether `entry` is `.<plain name>.tmp-<digits>-<digits>`, as `replace` creates.
-    static func isTemporaryName(_ entry: String) -> Bool {
-        let bytes = Array(entry.utf8)
-        let marker = Array(".tmp-".utf8)
-        guard bytes.first == UInt8(ascii: "."), bytes.count > marker.count + 1 else { return false }
-        // The last ".tmp-", since the name itself may contain one.
-        guard let at = stride(from: bytes.count - marker.count, through: 1, by: -1).first(where: {
-            bytes[$0..<$0 + marker.count].elementsEqual(marker)
-        }) else { return false }
-        let name = String(decoding: bytes[1..<at], as: UTF8.self)
-        return isPlainName(name) && isPidCounter(bytes[(at + marker.count)...])
-    }
-
-    /// Whether `entry` is `.txn-<digits>-<digits>`, as `replaceAll` creates.
-    static func isTransactionName(_ entry: String) -> Bool {
-        let bytes = Array(entry.utf8)
-        let marker = Array(".txn-".utf8)
-        return bytes.starts(with: marker) && isPidCounter(bytes[marker.count...])
-    }
-
-    private static func isPidCounter(_ tail: ArraySlice<UInt8>) -> Bool {
-        let fields = tail.split(separator: UInt8(ascii: "-"), omittingEmptySubsequences: false)
-        return fields.count == 2 && fields.allSatisfy { !$0.isEmpty && $0.allSatisfy { (0x30...0x39).contains($0) } }
     }
 
     private func path(of name: String, for operation: String) throws(StoreError) -> FilePath {
@@ -312,7 +291,7 @@ public final class DirectoryStore: ListableStore {
         }
     }
 
-    private func step(_ name: String) { transactionStep?(name) }
+    func step(_ name: String) { transactionStep?(name) }
 
     // MARK: - Steps
 
@@ -333,25 +312,25 @@ public final class DirectoryStore: ListableStore {
         var raw: Int32
         while true {
             temporary = named ?? ".\(name).tmp-\(getpid())-\(Self.nextCounter())"
-            raw = retryingOnInterrupt {
-                openat(dirFD, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o640)
+            do {
+                raw = try valueOrErrno { openat(dirFD, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o640) }
+                break
+            } catch {
+                if error == .fileExists, named == nil, attempts < 16 {
+                    attempts += 1  // a leftover with our pid: the next counter
+                    continue
+                }
+                throw storeError("create", dirPath.appending(temporary), error)
             }
-            if raw >= 0 { break }
-            let code = Errno(rawValue: errno)
-            if code == .fileExists, named == nil, attempts < 16 {
-                attempts += 1  // a leftover with our pid: the next counter
-                continue
-            }
-            throw storeError("create", dirPath.appending(temporary), code)
         }
         let fd = FileDescriptor(rawValue: raw)
         let path = dirPath.appending(temporary)
         do throws(StoreError) {
             try writeAll(bytes, to: fd, path)
             if let owner {
-                try retryingInterrupts("fchown", path) { fchown(raw, owner.uid, owner.gid) }
+                try systemCall("fchown", path) { fchown(raw, owner.uid, owner.gid) }
             }
-            try retryingInterrupts("fsync", path) { fsync(raw) }
+            try systemCall("fsync", path) { fsync(raw) }
         } catch {
             _ = try? fd.close()
             _ = unlinkat(dirFD, temporary, 0)
@@ -386,113 +365,22 @@ public final class DirectoryStore: ListableStore {
         try result.get()
     }
 
-    /// The committed transaction's files onto their names, then the staging directory removed.
-    /// Safe to run again after a kill: a file already moved is simply no longer staged.
-    private func finishCommitted(_ staging: String, stagingFD: Int32) throws(StoreError) {
-        let stagingPath = root.appending(staging)
-        for name in try Self.entries(of: stagingFD, stagingPath) where Self.isPlainName(name) {
-            step("rename \(name)")
-            try retryingInterrupts("rename", stagingPath.appending(name)) {
-                renameat(stagingFD, name, directoryFD, name)
-            }
-        }
-        step("sync")
-        try syncDirectory()
-        step("clean")
-        Self.discard(staging, stagingFD: stagingFD, in: directoryFD)
-        try syncDirectory()
-    }
-
-    /// Everything in a staging directory removed, then the directory (errors ignored: a
-    /// leftover is finished or discarded again by the next store).
-    private static func discard(_ staging: String, stagingFD: Int32, in directoryFD: Int32) {
-        for name in (try? entries(of: stagingFD, FilePath(staging))) ?? [] where name != "." && name != ".." {
-            _ = unlinkat(stagingFD, name, 0)
-        }
-        _ = unlinkat(directoryFD, staging, AT_REMOVEDIR)
-    }
-
-    /// Finishes or discards transactions whose writer died, and removes dead writers' temporaries.
-    private func recoverLeftovers() throws(StoreError) {
-        for entry in try entries() {
-            if Self.isTemporaryName(entry), !Self.writerIsAlive(entry) {
-                // A maintainer's command and the daemon share the directory: only a temporary
-                // file whose writer is gone is stale; a live writer's is about to be renamed.
-                _ = unlinkat(directoryFD, entry, 0)
-            } else if Self.isTransactionName(entry), !Self.writerIsAlive(entry) {
-                let fd = retryingOnInterrupt { openat(directoryFD, entry, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
-                guard fd >= 0 else { continue }  // not ours (a link, a file): left alone
-                defer { close(fd) }
-                var info = stat()
-                guard fstatat(fd, Self.commitMarker, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
-                    Self.discard(entry, stagingFD: fd, in: directoryFD)
-                    continue
-                }
-                // A journal that cannot be finished (planted, or damaged: something in it that is
-                // not a plain file, a rename that fails) must not keep the device from starting:
-                // it is set aside whole, untouched, and said.
-                do throws(StoreError) {
-                    let staged = try Self.entries(of: fd, root.appending(entry)).filter(Self.isPlainName)
-                    for name in staged {
-                        var one = stat()
-                        guard fstatat(fd, name, &one, AT_SYMLINK_NOFOLLOW) == 0, one.st_mode & S_IFMT == S_IFREG else {
-                            throw storeError("finish", root.appending(entry).appending(name), .invalidArgument, "not a regular file")
-                        }
-                    }
-                    try finishCommitted(entry, stagingFD: fd)
-                } catch {
-                    let aside = entry + ".unfinished"
-                    _ = renameat(directoryFD, entry, directoryFD, aside)
-                    problems.withLock { $0.append("an interrupted restore could not be finished (\(error)); set aside as \(aside), the state files are as they were found") }
-                }
-            }
-        }
-    }
-
     /// What opening the store found and could not repair (an unfinishable journal), for the log.
     public var recoveryProblems: [String] { problems.withLock { $0 } }
 
-    private func entries() throws(StoreError) -> [String] {
-        try Self.entries(of: directoryFD, root)
-    }
-
-    private static func entries(of fd: Int32, _ path: FilePath) throws(StoreError) -> [String] {
-        let copy = dup(fd)
-        guard copy >= 0, let stream = fdopendir(copy) else {
-            let code = Errno(rawValue: errno)
-            throw storeError("opendir", path, code)
-        }
-        defer { closedir(stream) }
-        rewinddir(stream)  // the copy shares the position with earlier listings
-        var out: [String] = []
-        while true {
-            errno = 0
-            guard let entry = readdir(stream) else {
-                if errno != 0 { throw storeError("readdir", path, Errno(rawValue: errno)) }
-                return out
-            }
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(validating: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if let name, name != ".", name != ".." { out.append(name) }
-        }
-    }
-
-    private func syncDirectory() throws(StoreError) {
-        try retryingInterrupts("fsync directory", root) { fsync(directoryFD) }
+    func syncDirectory() throws(StoreError) {
+        try systemCall("fsync directory", root) { fsync(directoryFD) }
     }
 
     /// `fstatat` without following: true when something exists under `name`, false on ENOENT.
     private func exists(_ name: String) throws(StoreError) -> Bool {
         var info = stat()
-        while true {
-            if fstatat(directoryFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0 { return true }
-            let code = Errno(rawValue: errno)
-            switch code {
-            case .interrupted: continue
-            case .noSuchFileOrDirectory: return false
-            default: throw storeError("lstat", root.appending(name), code)
-            }
+        do {
+            _ = try valueOrErrno { fstatat(directoryFD, name, &info, AT_SYMLINK_NOFOLLOW) }
+            return true
+        } catch {
+            if error == .noSuchFileOrDirectory { return false }
+            throw storeError("lstat", root.appending(name), error)
         }
     }
 
@@ -506,40 +394,25 @@ public final class DirectoryStore: ListableStore {
     }
 
     private static func makeDirectory(_ path: FilePath) throws(StoreError) {
-        while true {
-            if path.withCString({ mkdir($0, 0o750) }) == 0 {
-                // Make the new directory's own entry durable.
-                var parent = path.removingLastComponent()
-                if parent.isEmpty { parent = "." }
-                let fd = retryingOnInterrupt { open(parent.string, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-                if fd < 0 { throw storeError("open directory", parent, Errno(rawValue: errno)) }
-                defer { close(fd) }
-                try retryingInterrupts("fsync directory", parent) { fsync(fd) }
-                return
-            }
-            let code = Errno(rawValue: errno)
-            switch code {
-            case .interrupted: continue
-            case .fileExists: return  // the O_DIRECTORY|O_NOFOLLOW open says whether it is usable
-            default: throw storeError("mkdir", path, code)
-            }
+        do {
+            _ = try valueOrErrno { path.withCString { mkdir($0, 0o750) } }
+        } catch {
+            if error == .fileExists { return }  // the O_DIRECTORY|O_NOFOLLOW open says whether it is usable
+            throw storeError("mkdir", path, error)
         }
-    }
-
-    /// Whether the process whose pid a temporary or staging name carries still runs (`kill(pid, 0)`).
-    static func writerIsAlive(_ entry: String) -> Bool {
-        // `.<name>.tmp-<pid>-<counter>` / `.txn-<pid>-<counter>`: the pid is the second field from the end.
-        let fields = entry.split(separator: "-", omittingEmptySubsequences: false)
-        guard fields.count >= 3, let pid = pid_t(fields[fields.count - 2]), pid > 0 else { return false }
-        if pid == getpid() { return false }
-        return kill(pid, 0) == 0 || errno == EPERM
+        // Make the new directory's own entry durable.
+        var parent = path.removingLastComponent()
+        if parent.isEmpty { parent = "." }
+        let fd = try systemCall("open directory", parent) { open(parent.string, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        defer { close(fd) }
+        try systemCall("fsync directory", parent) { fsync(fd) }
     }
 }
 
 // MARK: - Errors
 
-private func storeError(_ operation: String, _ path: FilePath, _ code: Errno,
-                        _ detail: String? = nil) -> StoreError {
+func storeError(_ operation: String, _ path: FilePath, _ code: Errno,
+                _ detail: String? = nil) -> StoreError {
     StoreError(operation: operation, path: path.string, errno: code.rawValue,
                message: detail.map { "\(code.description): \($0)" } ?? code.description)
 }
@@ -563,12 +436,14 @@ private func check<R>(_ operation: String, _ path: FilePath,
     }
 }
 
-/// For C calls swift-system does not wrap: retries while the call fails with EINTR.
-private func retryingInterrupts(_ operation: String, _ path: FilePath,
-                                _ call: () -> Int32) throws(StoreError) {
-    while call() == -1 {
-        let code = Errno(rawValue: errno)
-        if code != .interrupted { throw storeError(operation, path, code) }
+/// A C call swift-system does not wrap (`operation` names it), called again on EINTR
+/// (`valueOrErrno`); its other failures as the store's error.
+@discardableResult
+func systemCall(_ operation: String, _ path: FilePath, _ call: () -> Int32) throws(StoreError) -> Int32 {
+    do {
+        return try valueOrErrno(call)
+    } catch {
+        throw storeError(operation, path, error)
     }
 }
 

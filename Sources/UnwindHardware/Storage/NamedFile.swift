@@ -1,6 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SystemPackage
+import UnwindDevices
 
 /// A file a person names on the command line or in the unit (the configuration, a backup to
 /// restore, a vCard): read whole, with every way it can be wrong told apart, and never opened
@@ -24,7 +26,7 @@ public enum NamedFile {
     /// The file's bytes, at most `limit` of them.
     ///
     /// C calls: `stat` (and `lstat` for a missing target), `open` (O_RDONLY|O_NOCTTY|O_NONBLOCK|
-    /// O_CLOEXEC), `fstat`, `read` until end of file (EINTR retried), `close`.
+    /// O_CLOEXEC), `fstat`, `read` until end of file (called again on EINTR), `close`.
     public static func read(_ path: String, limit: Int) throws(Problem) -> [UInt8] {
         var info = stat()
         if stat(path, &info) != 0 {
@@ -44,10 +46,11 @@ public enum NamedFile {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .unreadable(errno)
+            let n: Int
+            do {
+                n = try valueOrErrno { chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } }
+            } catch {
+                throw .unreadable(error.rawValue)
             }
             if n == 0 { return bytes }
             bytes += chunk[0..<n]

@@ -1,4 +1,3 @@
-import UnwindDevices
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -1,0 +1,51 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import SystemPackage
+
+// The one rule for a system call a signal interrupts, after swift-system's internal
+// `valueOrErrno(retryOnInterrupt:)`: EINTR says a signal handler ran (SIGCHLD from a camera
+// child, SIGWINCH in the simulator, a timer), not that the call failed, so the call is made
+// again; any other failure is thrown as its `Errno`. Every retried call in Unwind goes through
+// `retryingInterrupts`, directly or through `valueOrErrno` / `pointerOrErrno`.
+//
+// Not for close(2): Linux releases the descriptor even when close is interrupted, and a retry
+// could close a descriptor another thread has just been given.
+
+/// Calls `call` again for as long as it fails with `.interrupted`; returns its value or throws
+/// its other failure.
+@inlinable
+public func retryingInterrupts<T>(_ call: () throws(Errno) -> T) throws(Errno) -> T {
+    while true {
+        do throws(Errno) {
+            return try call()
+        } catch {
+            if error != .interrupted { throw error }
+        }
+    }
+}
+
+/// A C call that returns -1 and sets errno when it fails: its value, or the errno as an
+/// `Errno`. With `retryOnInterrupt` (the default) an EINTR failure is called again.
+@inlinable
+public func valueOrErrno<I: FixedWidthInteger>(retryOnInterrupt: Bool = true, _ call: () -> I) throws(Errno) -> I {
+    func once() throws(Errno) -> I {
+        let value = call()
+        if value == -1 { throw Errno(rawValue: errno) }
+        return value
+    }
+    return retryOnInterrupt ? try retryingInterrupts(once) : try once()
+}
+
+/// A C call that returns NULL and sets errno when it fails: the pointer, or the errno as an
+/// `Errno`. With `retryOnInterrupt` (the default) an EINTR failure is called again.
+@inlinable
+public func pointerOrErrno<P>(retryOnInterrupt: Bool = true, _ call: () -> P?) throws(Errno) -> P {
+    func once() throws(Errno) -> P {
+        guard let pointer = call() else { throw Errno(rawValue: errno) }
+        return pointer
+    }
+    return retryOnInterrupt ? try retryingInterrupts(once) : try once()
+}
