@@ -116,6 +116,9 @@ extension GSMModem {
         carryOut()
     }
 
+    /// Boot messages (RDY, Call Ready, …) nobody expected: the modem restarted, so whatever was
+    /// in flight is abandoned (a message on its way is sent again), a call is over, and the
+    /// modem is set up again from the top.
     private func modemBooted(_ line: String) {
         switch bringUp.booted(line, restartInFlight: job == .bringUp(.restart), &ctx) {
         case .sameBoot:
