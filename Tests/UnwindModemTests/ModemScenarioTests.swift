@@ -5,9 +5,10 @@ import UnwindCore
 import UnwindHardware
 import UnwindModem
 
-/// The whole panic path over a real pseudo-terminal: SerialPort + GSMModem + Outbox on one side,
-/// the simulated modem on the other. Each scenario asserts the exact bytes the modem received.
-@Suite("Modem scenarios on a pty", .serialized)
+/// The whole panic path: GSMModem + Outbox on one side, the simulated modem on the other, on a
+/// line in memory and simulated time (a few of them also run over a real pseudo-terminal: see
+/// `EndToEndTests`). Each scenario asserts the exact bytes the modem received.
+@Suite("Modem scenarios (in memory, simulated time)")
 struct ModemScenarioTests {
     @Test func healthyModemEchoOn() throws {
         let rig = try ModemRig()
@@ -283,11 +284,13 @@ struct ModemScenarioTests {
         expectClean(rig.sim)
     }
 
-    @Test func garbageFromTheModemIsIgnored() throws {
+    @Test func garbageFromTheModemIsIgnored() throws { try Self.garbageFromTheModemIsIgnored(over: .memory) }
+
+    static func garbageFromTheModemIsIgnored(over wire: Wire) throws {
         var script = ModemScript()
         script.replies["AT"] = [["\u{7F}\u{1}xx\u{FF}", "OK"]]
         script.replies["ATE0"] = [["AT+CMGS=5", "+CMGS: 12", "%%%", "OK"]]
-        let rig = try ModemRig(script: script)
+        let rig = try ModemRig(script: script, over: wire)
         let a = alert()
         rig.modem.send(a, slot: 1, at: rig.now)
         #expect(rig.settle())
@@ -344,10 +347,12 @@ struct ModemScenarioTests {
     }
 
     /// USB unplugged mid-send: the tty vanishes; the device reopens it with backoff and resends.
-    @Test func ttyClosedAndReopened() throws {
+    @Test func ttyClosedAndReopened() throws { try Self.ttyClosedAndReopened(over: .memory) }
+
+    static func ttyClosedAndReopened(over wire: Wire) throws {
         var script = ModemScript()
         script.submits[1] = SubmitPlan(prompt: .never)
-        let rig = try ModemRig(script: script, configure: { $0.timeouts.prompt = .seconds(2) })
+        let rig = try ModemRig(script: script, over: wire, configure: { $0.timeouts.prompt = .seconds(2) })
         #expect(rig.ready())
         let a = alert()
         let id = rig.modem.send(a, slot: 1, at: rig.now)
@@ -368,10 +373,12 @@ struct ModemScenarioTests {
     }
 
     /// A slow line (2400 baud, paced output): the same conversation, only slower.
-    @Test func slowBaudRate() throws {
+    @Test func slowBaudRate() throws { try Self.slowBaudRate(over: .memory) }
+
+    static func slowBaudRate(over wire: Wire) throws {
         var script = ModemScript()
         script.outputBaud = 2400
-        let rig = try ModemRig(script: script, baud: 2400, configure: {
+        let rig = try ModemRig(script: script, baud: 2400, over: wire, configure: {
             $0.timeouts.command = .seconds(1)
             $0.timeouts.syncAttempt = .milliseconds(400)
             $0.timeouts.prompt = .seconds(1)

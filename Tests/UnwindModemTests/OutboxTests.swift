@@ -6,7 +6,7 @@ import UnwindHardware
 import UnwindModem
 import UnwindDevices
 
-@Suite("Outbox: journaled, restart-safe", .serialized)
+@Suite("Outbox: journaled, restart-safe")
 struct OutboxTests {
     @Test func formatRoundTrip() throws {
         let e = OutboxEntry(id: MessageID("alert-1767225600-3-00ff"), created: WallTime(secondsSinceEpoch: 1_767_225_600),
@@ -72,9 +72,8 @@ struct OutboxTests {
         let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
         #expect(files == ["alert-1-1-0001.msg.corrupt-42", "alert-1-2-0002.msg.corrupt-42", "alert-1-3-0003.msg.corrupt-42"])
 
-        let sim = try ModemSimulator()
-        let modem = GSMModem(port: try SerialPort(SerialConfiguration(path: sim.path)), outbox: outbox,
-                             configuration: testConfiguration(), logger: quietLogger())
+        let line = SimulatedModemLine(clock: SimulatedTime())
+        let modem = GSMModem(port: line, outbox: outbox, configuration: testConfiguration(), logger: quietLogger())
         #expect(modem.isIdle, "nothing to send")
     }
 
@@ -131,11 +130,10 @@ struct OutboxTests {
 
     /// The SD card refuses the write: the alert is still sent, and says it was not journaled.
     @Test func unwritableOutboxStillSends() throws {
-        let sim = try ModemSimulator()
+        let clock = SimulatedTime()
+        let sim = SimulatedModemLine(clock: clock)
         let storage = FailingStorage()
-        let modem = GSMModem(port: try SerialPort(SerialConfiguration(path: sim.path)), outbox: Outbox(storage: storage),
-                             configuration: testConfiguration(), logger: quietLogger())
-        let clock = LinuxClock()
+        let modem = GSMModem(port: sim, outbox: Outbox(storage: storage), configuration: testConfiguration(), logger: quietLogger())
         let id = modem.send(alert(), slot: 1, at: clock.now())
         #expect(modem.message(id)?.journaled == false)
         if case .notJournaled(let why)? = modem.message(id)?.lastProblem { #expect(why.contains("No space left")) } else {
@@ -143,9 +141,8 @@ struct OutboxTests {
         }
         let end = clock.now().instant + .seconds(5)
         while !modem.isIdle && clock.now().instant < end {
-            sim.step()
             modem.step(at: clock.now())
-            usleep(1000)
+            clock.advance(by: .milliseconds(1))
         }
         #expect(sim.delivered.count == 1)
     }

@@ -67,23 +67,57 @@ func quietLogger() -> Logger {
     return l
 }
 
-/// The device side (real SerialPort, Outbox, GSMModem) and a simulated modem on a pty, stepped
-/// together on this thread with the real monotonic clock.
+/// Where a scenario's simulated modem is plugged in.
+enum Wire: String, CustomStringConvertible {
+    /// A line in memory (`SimulatedModemLine`) on simulated time: the clock moves only when the
+    /// rig moves it, straight to the next deadline — deterministic, and a scenario that waits
+    /// seconds of device time runs in milliseconds.
+    case memory
+    /// A real pseudo-terminal, the real `SerialPort` and the monotonic clock: termios, the
+    /// kernel's buffers and a vanishing tty, end to end, in real time.
+    case pty
+
+    var description: String { rawValue }
+}
+
+/// The device side (Outbox, GSMModem on a serial line) and a simulated modem, stepped together
+/// on this thread: in memory on simulated time (the default), or over a pseudo-terminal with
+/// the real `SerialPort` on the real clock.
 final class ModemRig {
-    let sim: ModemSimulator
+    let wire: Wire
+    let sim: any SimulatedModem
     let directory: ScratchDirectory
-    let clock = LinuxClock()
+    let clock: any DeviceClock
     let configuration: ModemConfiguration
-    var port: SerialPort
+    var port: SerialTransport
     var outbox: Outbox
     var modem: GSMModem
+    private let time: SimulatedTime?
+    private let line: SimulatedModemLine?
+    private let pty: ModemSimulator?
+    private let baud: Int
 
-    init(script: ModemScript = ModemScript(), baud: Int = 115_200,
+    /// How long the device may go without being stepped, on either wire: the pty rig's poll
+    /// timeout, the in-memory rig's longest jump.
+    static let longestWait: Duration = .milliseconds(5)
+
+    init(script: ModemScript = ModemScript(), baud: Int = 115_200, over wire: Wire = .memory,
          configure: (inout ModemConfiguration) -> Void = { _ in }, name: String = #function) throws {
-        sim = try ModemSimulator(script: script)
+        self.wire = wire
+        self.baud = baud
         directory = ScratchDirectory(name)
         configuration = testConfiguration(configure)
-        port = try SerialPort(SerialConfiguration(path: sim.path, baud: baud))
+        switch wire {
+        case .memory:
+            // A monotonic clock that has been running a while, as a booted board's has.
+            let time = SimulatedTime(start: Instant(nanoseconds: 1_000_000_000_000))
+            let line = SimulatedModemLine(script: script, clock: time)
+            (self.time, self.line, pty, clock, sim, port) = (time, line, nil, time, line, line)
+        case .pty:
+            let pty = try ModemSimulator(script: script)
+            (time, line, self.pty, clock, sim) = (nil, nil, pty, LinuxClock(), pty)
+            port = try SerialPort(SerialConfiguration(path: pty.path, baud: baud))
+        }
         outbox = try Outbox(storage: try DirectoryStore.outbox(at: directory.path))
         modem = GSMModem(port: port, outbox: outbox, configuration: configuration, random: SeededRandom(seed: 42),
                          logger: quietLogger())
@@ -95,15 +129,51 @@ final class ModemRig {
     /// outbox directory and the same modem path.
     func restartDaemon() throws {
         port.close()
-        port = try SerialPort(SerialConfiguration(path: sim.path, baud: port.configuration.baud))
+        if let pty { port = try SerialPort(SerialConfiguration(path: pty.path, baud: baud)) }
         outbox = try Outbox(storage: try DirectoryStore.outbox(at: directory.path))
         modem = GSMModem(port: port, outbox: outbox, configuration: configuration, random: SeededRandom(seed: 7),
                          logger: quietLogger())
     }
 
-    /// Steps both ends until `done` or `limit`; returns whether `done` became true.
+    /// Steps both ends until `done` or `limit` (of the rig's time); returns whether `done`
+    /// became true.
     @discardableResult
     func run(until done: () -> Bool, within limit: Duration = .seconds(5)) -> Bool {
+        if let time, let line { return runInMemory(until: done, within: limit, time, line) }
+        return runOverThePTY(until: done, within: limit, pty!)
+    }
+
+    /// Simulated time stands still while the device works and jumps to the next thing due: a
+    /// deadline of the modem session, something the simulated modem says, or the longest wait.
+    private func runInMemory(until done: () -> Bool, within limit: Duration, _ time: SimulatedTime,
+                             _ line: SimulatedModemLine) -> Bool {
+        let end = time.instant + limit
+        var stepsWithoutTime = 0
+        while true {
+            if done() { return true }
+            if time.instant > end { return false }
+            line.step()
+            modem.step(at: time.now())
+            line.step()
+            if done() { return true }
+            var next = time.instant + Self.longestWait
+            for d in [modem.nextDeadline, line.nextDeadline] { if let d, d < next { next = d } }
+            if next > time.instant {
+                stepsWithoutTime = 0
+                time.advance(by: next - time.instant)
+            } else {
+                // Something due now (an answer the modem gave at once): step again. A session
+                // that asks for that without end is a bug, not a reason to hang the suite.
+                stepsWithoutTime += 1
+                if stepsWithoutTime > 10_000 {
+                    Issue.record("the modem asks to be stepped again at once, forever (at \(time.instant))")
+                    return false
+                }
+            }
+        }
+    }
+
+    private func runOverThePTY(until done: () -> Bool, within limit: Duration, _ sim: ModemSimulator) -> Bool {
         let end = clock.now().instant + limit
         while true {
             if done() { return true }
@@ -113,7 +183,7 @@ final class ModemRig {
             modem.step(at: now)
             sim.step(now: clock.now().instant)
             if done() { return true }
-            var wait: Int64 = 5
+            var wait = Self.longestWait.nanoseconds / 1_000_000
             let t = clock.now().instant
             for d in [modem.nextDeadline, sim.nextDeadline] {
                 if let d { wait = min(wait, max(0, (d - t).nanoseconds / 1_000_000)) }
@@ -169,7 +239,7 @@ func pdus(_ alert: AlertSlot, reference: UInt16) -> [SMSSubmitPDU] {
 /// The checks every scenario ends with: the simulated modem saw nothing wrong, every prompt
 /// that was sent held exactly a valid PDU, no user text left a PDU, and no Ctrl-Z or ESC byte
 /// appears anywhere but where the protocol puts it.
-func expectClean(_ sim: ModemSimulator, texts: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) {
+func expectClean(_ sim: any SimulatedModem, texts: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) {
     #expect(sim.violations.isEmpty, "violations: \(sim.violations)", sourceLocation: sourceLocation)
     for p in sim.prompts where p.sent {
         #expect(p.text.allSatisfy { DecodedSubmitHex.isHex($0) }, "a sent prompt held \(render(p.text))",

@@ -1,0 +1,334 @@
+import Logging
+import UnwindCore
+
+/// Sending what the outbox holds, with the exact truth about each message.
+///
+/// - Every attempt starts with AT+CMGF=0 (PDU mode, whatever happened to the modem since),
+///   then AT+CMGS per part. Only `+CMGS: <mr>` counts as sent.
+/// - Of the due messages, the one tried least often goes first (oldest first among equals), so
+///   every contact's first attempt goes out before anyone's second and one contact's trouble
+///   never holds the others back. A message's first attempt waits `firstSubmit` for its
+///   confirmation, later ones the modem's full `submit`.
+/// - A PDU without `+CMGS` in time is in doubt and sent again (a duplicate beats a loss). Its
+///   answer may still come until its write + the submit timeout: a `+CMGS` before then cannot
+///   be told from that late answer (27.005 gives it nothing to match), so it credits nothing —
+///   the message it came for is in doubt too and is sent again once that window has closed.
+///   First attempts still go out meanwhile: every contact gets the alert at once, the screen
+///   says "retrying" until a confirmation can be trusted, and a contact gets at most one copy
+///   too many.
+/// - What an error means is `SubmitVerdict`'s table; retries never stop on their own, except
+///   for an unassigned number.
+struct Delivery {
+    enum Job: Equatable {
+        case pduMode(MessageID)
+        case submit(MessageID, part: Int)
+
+        var message: MessageID {
+            switch self {
+            case .pduMode(let id), .submit(let id, _): id
+            }
+        }
+    }
+
+    struct Tracked {
+        var entry: OutboxEntry
+        var pdus: [SMSSubmitPDU]
+        var state: MessageState
+        var nextAttempt: Instant
+        var streak = 0
+        /// AT+CMGF=0 answered for this attempt: the parts go next.
+        var inAttempt = false
+        var journaled = true
+        var lastProblem: SendProblem?
+        var cancelRequested = false
+    }
+
+    let configuration: ModemConfiguration
+    let logger: Logger
+    var tracked: [Tracked] = []
+    var finished: [MessageStatus] = []
+    var modemErrorStreak = 0
+    /// The reference of the last `+CMGS` credited: a repeat of it answers no later PDU.
+    var lastSubmitReference: Int?
+    /// When the last PDU was written (its answer may come until then + the submit timeout).
+    var lastPDUWrittenAt: Instant?
+    /// A PDU ended in doubt and its answer may still come until then.
+    var doubtfulUntil: Instant?
+
+    init(configuration: ModemConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    var isIdle: Bool { tracked.isEmpty }
+
+    // MARK: Messages asked for
+
+    /// A message to send (`at`: not before; a restart's messages are due at once).
+    mutating func track(_ entry: OutboxEntry, journaled: Bool, at instant: Instant = .zero) {
+        var t = Tracked(entry: entry, pdus: [], state: .queued, nextAttempt: instant, journaled: journaled)
+        do {
+            t.pdus = try SMSPDU.encode(entry.alert.message, to: entry.alert.number, reference: entry.reference,
+                                       options: SMSSubmitOptions(validity: configuration.validity))
+        } catch {
+            t.state = .failed(.rejected(code: 0))
+        }
+        if entry.failure != nil {  // only an unassigned number stops a message
+            t.state = .failed(.unassignedNumber(entry.alert.number))
+            t.lastProblem = .unassignedNumber(entry.alert.number)
+        }
+        if t.entry.partsSent >= t.pdus.count && !t.pdus.isEmpty { t.entry.partsSent = 0 }  // never trust a count beyond the parts
+        tracked.append(t)
+    }
+
+    /// Removed from the outbox; a part already on the wire (`inFlight`) cannot be called back,
+    /// so the rest is dropped once its answer is in.
+    mutating func cancel(_ id: MessageID, inFlight: MessageID?, _ ctx: inout PolicyContext) {
+        guard let k = index(id) else { return }
+        if inFlight == id {
+            tracked[k].cancelRequested = true
+            return
+        }
+        finishCancel(k, &ctx)
+    }
+
+    mutating func retryNow(_ id: MessageID, _ ctx: inout PolicyContext) {
+        guard let k = index(id) else { return }
+        tracked[k].entry.failure = nil
+        tracked[k].streak = 0
+        tracked[k].nextAttempt = ctx.now
+        tracked[k].state = .queued
+        persist(k, &ctx)
+        ctx.statusChanged()
+    }
+
+    /// The modem restarted or the line was set up again: an attempt starts over with AT+CMGF=0.
+    mutating func restartAttempts() {
+        for t in tracked.indices { tracked[t].inAttempt = false }
+    }
+
+    var messages: [MessageStatus] { tracked.map(statusOf) + finished }
+
+    func message(_ id: MessageID) -> MessageStatus? {
+        if let k = index(id) { return statusOf(tracked[k]) }
+        return finished.last { $0.id == id }
+    }
+
+    // MARK: The next command
+
+    /// The next command for the message whose turn it is, if one is due. `heldUntil`: sending
+    /// waits for registration (a message whose parts are under way still finishes).
+    mutating func next(heldUntil: Instant?, _ ctx: inout PolicyContext) -> (ATRequest, Job)? {
+        guard let k = nextMessage(canSend: heldUntil == nil, now: ctx.now) else { return nil }
+        let t = configuration.timeouts
+        let id = tracked[k].entry.id
+        if tracked[k].inAttempt {
+            let part = tracked[k].entry.partsSent
+            let first = tracked[k].entry.attempts <= 1
+            // A repeat of the previous reference is dropped on a first attempt only: a modem
+            // that always answers the same reference then costs one resend, not forever.
+            let request = ATRequest(.submit(tracked[k].pdus[part]), timeout: first ? min(t.firstSubmit, t.submit) : t.submit,
+                                    promptTimeout: t.prompt, staleReference: first ? lastSubmitReference : nil)
+            return (request, .submit(id, part: part + 1))
+        }
+        tracked[k].entry.attempts += 1
+        setState(k, .sending, &ctx)
+        // On the card before the AT+CMGS goes out: the outbox never says "0 attempts" of a
+        // message already on the line.
+        persist(k, &ctx)
+        return (ATRequest(.pduMode, timeout: t.command), .pduMode(id))
+    }
+
+    /// When a message falls due (`heldUntil`: sending waits for registration until then).
+    func nextDeadline(heldUntil: Instant?) -> Instant? {
+        var d: Instant?
+        for t in tracked where t.state != .cancelled {
+            if case .failed = t.state { continue }
+            let due = t.inAttempt || heldUntil == nil ? t.nextAttempt : max(t.nextAttempt, heldUntil ?? t.nextAttempt)
+            if d == nil || due < d! { d = due }
+        }
+        return d
+    }
+
+    private mutating func nextMessage(canSend: Bool, now: Instant) -> Int? {
+        if let until = doubtfulUntil, now >= until { doubtfulUntil = nil }
+        if let k = tracked.firstIndex(where: { $0.inAttempt && $0.nextAttempt <= now && !$0.cancelRequested }) { return k }
+        guard canSend else { return nil }
+        var best: Int?
+        for (k, t) in tracked.enumerated() {
+            if case .failed = t.state { continue }
+            guard t.nextAttempt <= now, !t.cancelRequested else { continue }
+            if let b = best, tracked[b].entry.attempts <= t.entry.attempts { continue }
+            best = k
+        }
+        return best
+    }
+
+    // MARK: Answers
+
+    /// The `> ` prompt came and the PDU went out: its answer may come until now + the timeout.
+    mutating func pduWritten(at now: Instant) { lastPDUWrittenAt = now }
+
+    /// `abandonedBecause`: why a command ended `.abandoned` (the modem restarted, the line was
+    /// lost), when the arbiter knows.
+    mutating func completed(_ job: Job, _ r: ATResponse, abandonedBecause: SendProblem?, _ ctx: inout PolicyContext) {
+        switch job {
+        case .pduMode(let id): pduModeCompleted(id, r, abandonedBecause, &ctx)
+        case .submit(let id, let part): submitCompleted(id, part: part, r, abandonedBecause, &ctx)
+        }
+    }
+
+    private mutating func pduModeCompleted(_ id: MessageID, _ r: ATResponse, _ abandoned: SendProblem?, _ ctx: inout PolicyContext) {
+        guard let k = index(id) else { return }
+        if r.outcome == .ok {
+            tracked[k].inAttempt = true
+            if tracked[k].cancelRequested { finishCancel(k, &ctx) }
+        } else if r.outcome == .abandoned {
+            failed(k, abandoned ?? .noConfirmation, atOnce: true, &ctx)
+        } else if let verdict = SubmitVerdict.pduMode(r.outcome) {
+            apply(verdict, to: k, &ctx)
+        }
+    }
+
+    private mutating func submitCompleted(_ id: MessageID, part: Int, _ r: ATResponse, _ abandoned: SendProblem?,
+                                          _ ctx: inout PolicyContext) {
+        guard let k = index(id) else {
+            if case .submitted = r.outcome { logger.notice("\(id): a cancelled message's part \(part) had already gone") }
+            return
+        }
+        switch r.outcome {
+        case .submitted(let mr):
+            if let until = doubtfulUntil, ctx.now < until {
+                logger.warning("\(id): +CMGS: \(mr) came while an earlier message was in doubt until \(until); it may be that one's late answer — this one is in doubt too, sent again after the wait")
+                failed(k, .noConfirmation, atOnce: false, &ctx)
+                tracked[k].nextAttempt = until
+                if case .retrying(let p, _) = tracked[k].state { tracked[k].state = .retrying(p, next: until) }
+                return
+            }
+            partSent(k, part: part, reference: mr, &ctx)
+            return
+        case .abandoned:
+            failed(k, abandoned ?? .noConfirmation, atOnce: true, &ctx)
+        default:
+            let number = tracked[k].entry.alert.number
+            if let verdict = SubmitVerdict.submit(r.outcome, to: number, serviceCentreConfigured: configuration.serviceCentre != nil) {
+                apply(verdict, to: k, &ctx)
+            }
+        }
+        if let k = index(id), tracked[k].cancelRequested { finishCancel(k, &ctx) }
+    }
+
+    private mutating func apply(_ verdict: SubmitVerdict, to k: Int, _ ctx: inout PolicyContext) {
+        switch verdict.followUp {
+        case .setServiceCentre:
+            ctx.requests.append(.setServiceCentre)
+            ctx.status.serviceCentre = "the SIM had none; setting \(configuration.serviceCentre?.text ?? "?") from the configuration"
+        case .serviceCentreMissing:
+            ctx.status.serviceCentre = "missing: the SIM has none; set modem.service_centre in the configuration (/etc/unwind/unwind.conf) and restart unwind"
+        default:
+            break
+        }
+        failed(k, verdict.problem, atOnce: verdict.atOnce, &ctx)
+        switch verdict.followUp {
+        case .resynchronise:
+            ctx.requests.append(.resynchronise(afterSubmit: false))
+        case .resynchroniseAfterSubmit:
+            ctx.requests.append(.resynchronise(afterSubmit: true))
+        case .resynchroniseInDoubt:
+            if let written = lastPDUWrittenAt {
+                let until = written + configuration.timeouts.submit
+                doubtfulUntil = max(doubtfulUntil ?? until, until)
+            }
+            ctx.requests.append(.resynchronise(afterSubmit: true))
+        case .checkSIMAgain:
+            ctx.requests.append(.checkSIMAgain)
+        case .countTowardsRestart:
+            modemErrorStreak += 1
+            if modemErrorStreak >= configuration.backoff.resetAfterModemErrors {
+                modemErrorStreak = 0
+                ctx.requests.append(.restartModem)
+            }
+        case .none, .setServiceCentre, .serviceCentreMissing:
+            break
+        }
+    }
+
+    private mutating func partSent(_ k: Int, part: Int, reference: Int, _ ctx: inout PolicyContext) {
+        lastSubmitReference = reference
+        modemErrorStreak = 0
+        tracked[k].streak = 0
+        tracked[k].entry.partsSent = max(tracked[k].entry.partsSent, part)
+        let t = tracked[k]
+        logger.notice("\(t.entry.id): part \(part)/\(t.pdus.count) to \(t.entry.alert.number.text) accepted (+CMGS: \(reference))")
+        if t.entry.partsSent >= t.pdus.count {
+            ctx.requests.append(.journal(.sent(t.entry.id)))
+            tracked[k].state = .sent(at: ctx.wall)
+            remember(statusOf(tracked[k]))
+            tracked.remove(at: k)
+            ctx.events.append(.messageSent(t.entry.id))
+            ctx.statusChanged()
+        } else if t.cancelRequested {
+            finishCancel(k, &ctx)
+        } else {
+            persist(k, &ctx)
+        }
+    }
+
+    /// Records a failed attempt and schedules the next: now for the first in-doubt or no-prompt
+    /// failure in a row, otherwise after backoff with jitter. Only an unassigned number stops.
+    private mutating func failed(_ k: Int, _ problem: SendProblem, atOnce: Bool, _ ctx: inout PolicyContext) {
+        tracked[k].streak += 1
+        tracked[k].inAttempt = false
+        tracked[k].lastProblem = problem
+        tracked[k].entry.history.append(OutboxAttempt(at: ctx.wall, problem: problem.description))
+        let id = tracked[k].entry.id
+        if problem.isPermanent {
+            tracked[k].entry.failure = problem.description
+            tracked[k].state = .failed(problem)
+            logger.error("\(id): \(problem); not retried until asked")
+            ctx.events.append(.messageFailed(id, problem))
+        } else {
+            let streak = tracked[k].streak
+            let delay = atOnce && streak <= 1 ? .zero : configuration.backoff.delay(after: streak, random: &ctx.random)
+            tracked[k].nextAttempt = ctx.now + delay
+            tracked[k].state = .retrying(problem, next: ctx.now + delay)
+            logger.warning("\(id): \(problem); attempt \(tracked[k].entry.attempts) failed, next in \(delay)")
+            ctx.events.append(.messageRetrying(id, problem))
+        }
+        persist(k, &ctx)
+        ctx.statusChanged()
+    }
+
+    private mutating func finishCancel(_ k: Int, _ ctx: inout PolicyContext) {
+        let id = tracked[k].entry.id
+        ctx.requests.append(.journal(.cancelled(id)))
+        tracked[k].state = .cancelled
+        remember(statusOf(tracked[k]))
+        tracked.remove(at: k)
+        logger.notice("\(id) cancelled")
+        ctx.statusChanged()
+    }
+
+    private mutating func remember(_ s: MessageStatus) {
+        finished.append(s)
+        if finished.count > 20 { finished.removeFirst(finished.count - 20) }
+    }
+
+    private func persist(_ k: Int, _ ctx: inout PolicyContext) {
+        guard tracked[k].journaled else { return }
+        ctx.requests.append(.journal(.save(tracked[k].entry)))
+    }
+
+    private func index(_ id: MessageID) -> Int? { tracked.firstIndex { $0.entry.id == id } }
+
+    private mutating func setState(_ k: Int, _ s: MessageState, _ ctx: inout PolicyContext) {
+        tracked[k].state = s
+        ctx.statusChanged()
+    }
+
+    private func statusOf(_ t: Tracked) -> MessageStatus {
+        MessageStatus(id: t.entry.id, slot: t.entry.slot, contactName: t.entry.alert.name, number: t.entry.alert.number,
+                      state: t.state, attempts: t.entry.attempts, partsSent: t.entry.partsSent, parts: t.pdus.count,
+                      lastProblem: t.lastProblem, journaled: t.journaled)
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+import Testing
+import UnwindSimulatedHardware
+import UnwindCore
+import UnwindHardware
+import UnwindModem
+
+/// The panic path end to end over a real pseudo-terminal: the real `SerialPort` (termios, raw
+/// mode, non-blocking reads, the kernel's buffers) against the same scripted modem the
+/// in-memory scenarios use, on the real clock. Only what the in-memory line cannot show runs
+/// here: real bytes through a tty, a slow and a garbled line, a tty that vanishes and comes
+/// back. (The outbox kill test, with its child process, is `OutboxKillTests`.)
+@Suite("Modem end to end on a pseudo-terminal", .serialized)
+struct EndToEndTests {
+    /// PANIC with five contacts, two of them multipart (one UCS-2, one with the GSM-7 extension table): every alert out, in slot
+    /// order, exactly as the network reads the bytes.
+    @Test func fiveAlerts() throws {
+        let rig = try ModemRig(over: .pty)
+        #expect(rig.ready())
+        #expect(rig.transcript == startupTranscript)
+        let alerts: [(slot: Int, alert: AlertSlot)] = [
+            (1, alert("Mum", "+15550100001", "Panic attack. Please call me.")),
+            (2, alert("Dad", "7787824615", "Ça va pas — appelle-moi 🙏 " + String(repeating: "vite ", count: 20))),
+            (3, alert("Sam", "+15550100003", String(repeating: "Come now. ", count: 13) + String(repeating: "€", count: 20))),
+            (4, alert("Ana", "+15550100004", "Please call me.")),
+            (5, alert("Kit", "+15550100005", "I need you, call me.")),
+        ]
+        let ids = rig.modem.sendAll(alerts, at: rig.now)
+        #expect(rig.settle(within: .seconds(10)))
+        #expect(rig.sim.delivered.map(\.text) == alerts.map(\.alert.message))
+        #expect(rig.sim.delivered.map(\.number) == ["+15550100001", "7787824615", "+15550100003", "+15550100004", "+15550100005"])
+        #expect(rig.sim.delivered.map(\.parts) == [1, 2, 2, 1, 1])
+        #expect(ids.allSatisfy { if case .sent = rig.modem.message($0)?.state { true } else { false } })
+        #expect(rig.outbox.entries.isEmpty)
+        expectClean(rig.sim, texts: alerts.map(\.alert.message))
+    }
+
+    @Test func slowBaudRate() throws { try ModemScenarioTests.slowBaudRate(over: .pty) }
+
+    @Test func garbageFromTheModemIsIgnored() throws { try ModemScenarioTests.garbageFromTheModemIsIgnored(over: .pty) }
+
+    @Test func ttyClosedAndReopened() throws { try ModemScenarioTests.ttyClosedAndReopened(over: .pty) }
+}
