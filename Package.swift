@@ -106,13 +106,15 @@ let package = Package(
             dependencies: ["UnwindModem", "UnwindHardware", .product(name: "Logging", package: "swift-log")],
             path: "Tests/AlertSender"
         ),
+        // What the suites share: scratch directories under one per-process root, quiet loggers.
+        .target(name: "UnwindTestSupport", dependencies: [.product(name: "Logging", package: "swift-log")], path: "Tests/TestSupport"),
         .testTarget(name: "UnwindCoreTests", dependencies: ["UnwindCore"]),
         .testTarget(name: "UnwindRenderTests", dependencies: ["UnwindRender"]),
-        .testTarget(name: "UnwindHardwareTests", dependencies: ["UnwindHardware", "store-writer"]),
+        .testTarget(name: "UnwindHardwareTests", dependencies: ["UnwindTestSupport", "UnwindHardware", "store-writer"]),
         // "unwind": the maintainer-command tests run the real executable against a device in the test.
-        .testTarget(name: "UnwindSimTests", dependencies: ["UnwindSim", "UnwindAssembly", "unwind"]),
+        .testTarget(name: "UnwindSimTests", dependencies: ["UnwindTestSupport", "UnwindSim", "UnwindAssembly", "unwind"]),
         // The modem suite: the modem on its seams, the simulated modem, and the Linux serial port for the
         // end-to-end runs over a pseudo-terminal.
-        .testTarget(name: "UnwindModemTests", dependencies: ["UnwindModem", "UnwindSimulatedHardware", "UnwindHardware", "alert-sender"]),
+        .testTarget(name: "UnwindModemTests", dependencies: ["UnwindTestSupport", "UnwindModem", "UnwindSimulatedHardware", "UnwindHardware", "alert-sender"]),
     ]
 )

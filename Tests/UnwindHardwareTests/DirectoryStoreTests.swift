@@ -1,6 +1,7 @@
 import UnwindDevices
 import Foundation
 import Testing
+@_exported import UnwindTestSupport
 import UnwindHardware
 
 #if canImport(Glibc)
@@ -16,7 +17,7 @@ struct DirectoryStoreTests {
     // MARK: - Reading and replacing
 
     @Test func roundTripIsByteForByte() throws {
-        let dir = try ScratchDirectory()
+        let dir = ScratchDirectory()
         let store = try DirectoryStore(directory: dir.path)
         var generator = SplitMix64(seed: 7)
         let samples: [[UInt8]] = [
@@ -39,13 +40,13 @@ struct DirectoryStoreTests {
     }
 
     @Test func missingFileReadsAsNil() throws {
-        let dir = try ScratchDirectory()
+        let dir = ScratchDirectory()
         let store = try DirectoryStore(directory: dir.path)
         #expect(try store.read("totalTime.txt") == nil)
     }
 
     @Test func replaceOverwritesExistingContent() throws {
-        let dir = try ScratchDirectory()
+        let dir = ScratchDirectory()
         let store = try DirectoryStore(directory: dir.path)
         let long = Array(repeating: UInt8(ascii: "x"), count: 10_000)
         try store.replace("totalTime.txt", with: long)
@@ -56,7 +57,7 @@ struct DirectoryStoreTests {
     }
 
     @Test func noTemporaryFilesAfterSuccess() throws {
-        let dir = try ScratchDirectory()
+        let dir = ScratchDirectory()
         let store = try DirectoryStore(directory: dir.path)
         for round in 0..<50 {
             try store.replace("totalTime.txt", with: Array("round \(round)\n".utf8))
@@ -66,7 +67,7 @@ struct DirectoryStoreTests {
     }
 
     @Test func concurrentReplacesNeverShareATemporaryFile() async throws {
-        let dir = try ScratchDirectory()
+        let dir = ScratchDirectory()
         let store = try DirectoryStore(directory: dir.path)
         let other = try DirectoryStore(directory: dir.path)  // same directory, same process
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -86,7 +87,7 @@ struct DirectoryStoreTests {
     }
 
     @Test func oversizedFileIsRefused() throws {
-        let dir = try ScratchDirectory()
+        let dir = ScratchDirectory()
         #expect(try DirectoryStore(directory: dir.path).maximumFileSize == 1 << 20)
         let store = try DirectoryStore(directory: dir.path, maximumFileSize: 1024)
 
@@ -103,7 +104,7 @@ struct DirectoryStoreTests {
     }
 
     @Test func nonRegularFilesAreRefused() throws {
-        let dir = try ScratchDirectory()
+        let dir = ScratchDirectory()
         let store = try DirectoryStore(directory: dir.path)
         #expect(mkdir(dir.path + "/folder", 0o755) == 0)
         #expect(storeErrno { _ = try store.read("folder") } == EISDIR)
@@ -113,7 +114,7 @@ struct DirectoryStoreTests {
 
     @Test(arguments: ["", "a/b", "/etc/passwd", ".hidden", ".", "..", "../escape", "dir/"])
     func badNamesAreRefused(name: String) throws {
-        let dir = try ScratchDirectory()
+        let dir = ScratchDirectory()
         let store = try DirectoryStore(directory: dir.path)
         #expect(storeErrno { _ = try store.read(name) } == EINVAL)
         #expect(storeErrno { try store.replace(name, with: [1, 2, 3]) } == EINVAL)
@@ -123,7 +124,7 @@ struct DirectoryStoreTests {
 
     @Test func nameWithANulByteIsRefused() throws {
         // Not a test argument: the raw NUL would garble the test log.
-        let dir = try ScratchDirectory()
+        let dir = ScratchDirectory()
         let store = try DirectoryStore(directory: dir.path)
         #expect(storeErrno { _ = try store.read("total\u{0}Time.txt") } == EINVAL)
         #expect(storeErrno { try store.replace("total\u{0}Time.txt", with: [1]) } == EINVAL)
@@ -135,7 +136,7 @@ struct DirectoryStoreTests {
     // MARK: - Init
 
     @Test func initCreatesTheDirectoryWithMode0750() throws {
-        let dir = try ScratchDirectory()
+        let dir = ScratchDirectory()
         let path = dir.path + "/state"
         let store = try DirectoryStore(directory: path)
         #expect(store.directory == path)
@@ -148,7 +149,7 @@ struct DirectoryStoreTests {
     }
 
     @Test func initRefusesAFileAndAMissingParent() throws {
-        let dir = try ScratchDirectory()
+        let dir = ScratchDirectory()
         try Data("x".utf8).write(to: URL(fileURLWithPath: dir.path + "/plain"))
         #expect(storeErrno { _ = try DirectoryStore(directory: dir.path + "/plain") } == ENOTDIR)
         #expect(storeErrno { _ = try DirectoryStore(directory: dir.path + "/no/such") } == ENOENT)
@@ -156,7 +157,7 @@ struct DirectoryStoreTests {
     }
 
     @Test func staleTemporaryFilesAreRemovedAtInit() throws {
-        let dir = try ScratchDirectory()
+        let dir = ScratchDirectory()
         // Pids far above any pid_max are certainly not running; the parent of this test process
         // is, and a live writer's temporary file (another process saving right now) is kept.
         let stale = [".totalTime.txt.tmp-99999991-0", ".sessionHistory.txt.tmp-99999992-99", ".a.tmp-b.tmp-99999993-7",
@@ -175,7 +176,7 @@ struct DirectoryStoreTests {
     @Test(.enabled(if: permissionsAreEnforced(),
                    "running as root (CAP_DAC_OVERRIDE): chmod 0500 does not stop writes; the directory-removed, rename-onto-a-directory and RLIMIT_FSIZE tests cover failures instead"))
     func readOnlyDirectoryFailsAndKeepsOldContent() throws {
-        let dir = try ScratchDirectory()
+        let dir = ScratchDirectory()
         let store = try DirectoryStore(directory: dir.path)
         try store.replace("totalTime.txt", with: Array("old\n".utf8))
         #expect(chmod(dir.path, 0o500) == 0)
@@ -192,7 +193,7 @@ struct DirectoryStoreTests {
     /// The store writes where it was opened (a descriptor, not a path that can be swapped): a
     /// directory moved away takes the writes with it; one removed makes every write fail.
     @Test func directoryMovedOrRemovedAfterInit() throws {
-        let dir = try ScratchDirectory()
+        let dir = ScratchDirectory()
         let path = dir.path + "/state"
         let store = try DirectoryStore(directory: path)
         try store.replace("totalTime.txt", with: Array("old\n".utf8))
@@ -212,7 +213,7 @@ struct DirectoryStoreTests {
     }
 
     @Test func renameOntoADirectoryFailsAndRemovesTheTemporaryFile() throws {
-        let dir = try ScratchDirectory()
+        let dir = ScratchDirectory()
         let store = try DirectoryStore(directory: dir.path)
         #expect(mkdir(dir.path + "/totalTime.txt", 0o755) == 0)
         try Data("keep".utf8).write(to: URL(fileURLWithPath: dir.path + "/totalTime.txt/inside"))
@@ -240,7 +241,7 @@ struct DirectoryStoreTests {
         var killed = 0, recoveriesKilled = 0, wholeNew = 0
         var step = 0
         while true {
-            let dir = try ScratchDirectory()
+            let dir = ScratchDirectory()
             let child = try Child(writer, ["--transaction-kill-at", String(step), dir.path])
             let output = child.readAll()
             let status = child.wait()
@@ -275,7 +276,7 @@ struct DirectoryStoreTests {
     /// In a child process (the limit is per process): RLIMIT_FSIZE makes the first write short
     /// and the next one fail with EFBIG, as a full card would.
     @Test func shortWriteThenEFBIGKeepsOldContent() throws {
-        let dir = try ScratchDirectory()
+        let dir = ScratchDirectory()
         let writer = try storeWriterPath()
         let child = try Child(writer, ["--fsize-limit", "16384", dir.path, "totalTime.txt"])
         let output = child.readAll()
@@ -289,7 +290,7 @@ struct DirectoryStoreTests {
     // MARK: - Quarantine
 
     @Test func quarantineNamesAndCollisions() throws {
-        let dir = try ScratchDirectory()
+        let dir = ScratchDirectory()
         let store = try DirectoryStore(directory: dir.path)
         var moved: [String] = []
         for round in 0..<4 {
@@ -310,7 +311,7 @@ struct DirectoryStoreTests {
     }
 
     @Test func quarantineFailures() throws {
-        let dir = try ScratchDirectory()
+        let dir = ScratchDirectory()
         let store = try DirectoryStore(directory: dir.path)
         #expect(storeErrno { _ = try store.quarantine("totalTime.txt", suffix: "x") } == ENOENT)
         try store.replace("totalTime.txt", with: [1])
@@ -329,7 +330,7 @@ struct DirectoryStoreTests {
             ?? UInt64.random(in: 0...UInt64.max)
         var random = SplitMix64(seed: seed)
         let writer = try storeWriterPath()
-        let dir = try ScratchDirectory()
+        let dir = ScratchDirectory()
         let name = "state.bin"
         let a = try storeWriterContent("A")
         let b = try storeWriterContent("B")
@@ -464,27 +465,6 @@ func permissionsAreEnforced() -> Bool {
         return false
     }
     return true
-}
-
-/// A fresh directory under the system temporary directory, removed with everything in it at deinit.
-final class ScratchDirectory {
-    let path: String
-
-    init() throws {
-        var template = Array((FileManager.default.temporaryDirectory.path + "/unwind-store-XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        path = String(cString: made)
-    }
-
-    deinit {
-        chmod(path, 0o700)
-        try? FileManager.default.removeItem(atPath: path)
-    }
-
-    /// Names in the directory (or in `subdirectory` of it), sorted, hidden ones included.
-    func entries(_ subdirectory: String? = nil) throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: subdirectory.map { path + "/" + $0 } ?? path).sorted()
-    }
 }
 
 private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {

@@ -65,7 +65,7 @@ struct OutboxKillTests {
         let sim = try ModemSimulator(script: script)
         sim.start()
         defer { sim.stop() }
-        let dir = modemScratchRoot + "outbox-kill-\(UUID().uuidString.prefix(8))"
+        let dir = scratchRoot + "outbox-kill-\(UUID().uuidString.prefix(8))"
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let message = "I'm having a panic attack. Please call me."
 

@@ -2,36 +2,12 @@ import Foundation
 import Glibc
 import Logging
 import Testing
+@_exported import UnwindTestSupport
 @testable import UnwindCore
 import UnwindSimulatedHardware
 import UnwindHardware
 import UnwindModem
 import UnwindDevices
-
-/// Every scratch directory of this test process lives under one directory, removed when the
-/// process exits; a killed run's directory is removed by the next run (its pid is gone).
-let modemScratchRoot: String = {
-    let tmp = NSTemporaryDirectory(), prefix = "unwind-modem-tests-"
-    for name in (try? FileManager.default.contentsOfDirectory(atPath: tmp)) ?? [] where name.hasPrefix(prefix) {
-        guard let pid = Int32(name.dropFirst(prefix.count)), pid != getpid() else { continue }
-        if kill(pid, 0) != 0 && errno == ESRCH { try? FileManager.default.removeItem(atPath: tmp + name) }
-    }
-    let root = tmp + prefix + "\(getpid())/"
-    try! FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-    atexit { try? FileManager.default.removeItem(atPath: NSTemporaryDirectory() + "unwind-modem-tests-\(getpid())") }
-    return root
-}()
-
-/// A fresh directory, removed when the value goes away.
-final class ScratchDirectory {
-    let path: String
-    init(_ name: String = #function) {
-        let safe = name.filter { $0.isLetter || $0.isNumber }
-        path = modemScratchRoot + "\(safe.prefix(40))-\(UUID().uuidString.prefix(8))"
-        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
 
 /// Short timeouts so a scenario runs in tens of milliseconds.
 func testConfiguration(_ change: (inout ModemConfiguration) -> Void = { _ in }) -> ModemConfiguration {
@@ -59,12 +35,6 @@ func testConfiguration(_ change: (inout ModemConfiguration) -> Void = { _ in }) 
     var c = ModemConfiguration(timeouts: t, backoff: b)
     change(&c)
     return c
-}
-
-func quietLogger() -> Logger {
-    var l = Logger(label: "unwind.modem.test")
-    l.logLevel = ProcessInfo.processInfo.environment["UNWIND_MODEM_LOG"] != nil ? .trace : .critical
-    return l
 }
 
 /// Where a scenario's simulated modem is plugged in.

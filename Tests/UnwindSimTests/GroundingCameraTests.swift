@@ -14,12 +14,6 @@ func fakeCamera(in dir: String, body: String = "echo \"$1\" >> \"$(dirname \"$0\
     return path
 }
 
-func quietLogger() -> Logger {
-    var l = Logger(label: "test")
-    l.logLevel = .critical
-    return l
-}
-
 @Suite struct CaptureCommandTests {
     @Test func wordsQuotesAndPath() throws {
         let c = try CaptureCommand("rpicam-still -n -t 1 --annotate 'Unwind grounding' -o {path}")
