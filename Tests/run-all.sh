@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it (.ci/run) and as a newcomer runs it from the README:
 #   1. deploy/dev-deps.sh: what building and testing needs (apt-get, only when missing);
+#   1b. Tests/module-graph.sh: the README's module graph is Package.swift's;
 #   2. swift test: every Swift Testing suite (core, render, simulated devices, the modem over a
 #      pseudo-terminal, the file store killed mid-write, the maintainer's commands end to end);
 #   3. Tests/KernelRig/hardware-tests.sh: the GPIO and I²C code and the daemon against a real
@@ -29,6 +30,7 @@ stage() {
 }
 
 stage "build" swift build --build-tests
+stage "module graph (README = Package.swift)" Tests/module-graph.sh
 stage "swift test" swift test --skip-build
 if [ "${UNWIND_SKIP_RIG:-0}" != 1 ]; then
     stage "kernel rig" Tests/KernelRig/hardware-tests.sh --scratch-path .build
