@@ -95,38 +95,38 @@ public final class SSD1306: DisplayPanel, @unchecked Sendable {
     /// How frames go out: plain I²C when the bus has it, else SMBus block writes.
     public let usesPlainI2C: Bool
 
-    private let bus: I2CBus
-    private let logger: Logger
-    private let clock: () -> Instant
-    private let width: Int
-    private let pages: Int
-    private let size: Int
+    let bus: I2CBus
+    let logger: Logger
+    let clock: () -> Instant
+    let width: Int
+    let pages: Int
+    let size: Int
 
     // Preallocated in init, freed in deinit.
-    private let last: UnsafeMutableBufferPointer<UInt8>
-    private let next: UnsafeMutableBufferPointer<UInt8>
-    private let command: UnsafeMutableRawBufferPointer
-    private let data: UnsafeMutableRawBufferPointer
-    private let rects: UnsafeMutableBufferPointer<Rect>
-    private var rectCount = 0
+    let last: UnsafeMutableBufferPointer<UInt8>
+    let next: UnsafeMutableBufferPointer<UInt8>
+    let command: UnsafeMutableRawBufferPointer
+    let data: UnsafeMutableRawBufferPointer
+    let rects: UnsafeMutableBufferPointer<Rect>
+    var rectCount = 0
 
     // Display thread only.
-    private var initialised = false
-    private var lastValid = false
-    private var displayOn = false
-    private var appliedContrast: UInt8 = 0
-    private var lost = false
-    private var retryDelay: Duration = .zero
-    private var nextAttempt = Instant.zero
-    private var stats: BusStatistics
+    var initialised = false
+    var lastValid = false
+    var displayOn = false
+    var appliedContrast: UInt8 = 0
+    var lost = false
+    var retryDelay: Duration = .zero
+    var nextAttempt = Instant.zero
+    var stats: BusStatistics
 
-    private struct Shared {
+    struct Shared {
         var contrast: UInt8
         var sleeping = false
         var isLost = false
         var statistics: BusStatistics
     }
-    private let shared: Mutex<Shared>
+    let shared: Mutex<Shared>
 
     /// Above this many runs the rectangle merging (quadratic per step) is skipped: such a
     /// frame is nearly always cheaper sent whole, which is still checked.
@@ -247,12 +247,12 @@ public final class SSD1306: DisplayPanel, @unchecked Sendable {
         publish()
     }
 
-    private func publish() {
+    func publish() {
         let s = stats, l = lost
         shared.withLock { $0.statistics = s; $0.isLost = l }
     }
 
-    private func failed(_ error: DeviceError) {
+    func failed(_ error: DeviceError) {
         stats.failures += 1
         initialised = false
         lastValid = false
@@ -271,7 +271,7 @@ public final class SSD1306: DisplayPanel, @unchecked Sendable {
 
     /// The datasheet's sequence (SSD1306 rev 1.1, §10 and the application note's charge pump
     /// steps) for an internal charge pump; it ends with the display still off.
-    private func initialise(contrast: UInt8, cost: inout FrameCost) throws(DeviceError) {
+    func initialise(contrast: UInt8, cost: inout FrameCost) throws(DeviceError) {
         let h = UInt8(configuration.height)
         let flipped = configuration.flipped
         let command = self.command
@@ -303,7 +303,7 @@ public final class SSD1306: DisplayPanel, @unchecked Sendable {
         appliedContrast = contrast
     }
 
-    private func send(contrast: UInt8, sleeping: Bool, cost: inout FrameCost) throws(DeviceError) {
+    func send(contrast: UInt8, sleeping: Bool, cost: inout FrameCost) throws(DeviceError) {
         // Commands that go before the first window: contrast, sleep.
         var prefix = 0
         if contrast != appliedContrast {
@@ -377,7 +377,7 @@ public final class SSD1306: DisplayPanel, @unchecked Sendable {
     }
 
     /// The display now holds `next` inside `r`.
-    private func markSent(_ r: Rect) {
+    func markSent(_ r: Rect) {
         let w = r.c1 - r.c0 + 1
         var p = r.p0
         while p <= r.p1 {
@@ -388,7 +388,7 @@ public final class SSD1306: DisplayPanel, @unchecked Sendable {
     }
 
     /// Cheapest first (insertion sort: a handful of windows).
-    private func sortRectanglesByCost() {
+    func sortRectanglesByCost() {
         var i = 1
         while i < rectCount {
             let r = rects[i]
@@ -404,7 +404,7 @@ public final class SSD1306: DisplayPanel, @unchecked Sendable {
     }
 
     /// One command transfer of `command[0..<count]` (command[0] is the 0x00 control byte).
-    private func sendCommands(count: Int, cost: inout FrameCost) throws(DeviceError) {
+    func sendCommands(count: Int, cost: inout FrameCost) throws(DeviceError) {
         cost.addTransfer(bytes: count)
         if usesPlainI2C {
             try bus.write(UnsafeRawBufferPointer(rebasing: command[0..<count]))
@@ -414,7 +414,7 @@ public final class SSD1306: DisplayPanel, @unchecked Sendable {
     }
 
     /// The window, then the rectangle's bytes (row by row, as horizontal mode stores them).
-    private func sendRect(_ r: Rect, prefix: Int, cost: inout FrameCost) throws(DeviceError) {
+    func sendRect(_ r: Rect, prefix: Int, cost: inout FrameCost) throws(DeviceError) {
         var k = 1 + prefix
         command[0] = 0x00
         command[k] = 0x21; command[k + 1] = UInt8(r.c0); command[k + 2] = UInt8(r.c1)
@@ -445,127 +445,6 @@ public final class SSD1306: DisplayPanel, @unchecked Sendable {
                 try bus.smbusBlockWrite(register: 0x40, UnsafeRawBufferPointer(rebasing: data[start..<end]))
                 start = end
             }
-        }
-    }
-
-    // MARK: Planning
-
-    /// A window: columns c0...c1 of pages p0...p1.
-    struct Rect: Equatable {
-        var c0, c1, p0, p1: Int
-        var area: Int { (c1 - c0 + 1) * (p1 - p0 + 1) }
-        func union(_ o: Rect) -> Rect { Rect(c0: min(c0, o.c0), c1: max(c1, o.c1), p0: min(p0, o.p0), p1: max(p1, o.p1)) }
-        func intersects(_ o: Rect) -> Bool { c0 <= o.c1 && o.c0 <= c1 && p0 <= o.p1 && o.p0 <= p1 }
-        func contains(_ o: Rect) -> Bool { c0 <= o.c0 && o.c1 <= c1 && p0 <= o.p0 && o.p1 <= p1 }
-    }
-
-    /// Bits on the wire for a window of `bytes` data bytes: the 7-byte command transfer plus the
-    /// data transfer(s).
-    private func bits(_ bytes: Int) -> Int {
-        let window = FrameCost.bits(ofTransfer: 7)
-        if usesPlainI2C { return window + FrameCost.bits(ofTransfer: 1 + bytes) }
-        let m = I2CLimits.smbusBlockMax
-        let full = bytes / m, rest = bytes % m
-        return window + full * FrameCost.bits(ofTransfer: 1 + m) + (rest > 0 ? FrameCost.bits(ofTransfer: 1 + rest) : 0)
-    }
-
-    /// Fills `rects` with the windows to send for `next` against `last`; returns true when
-    /// that is the whole frame.
-    ///
-    /// 1. Per page, changed columns form runs; a gap of unchanged bytes is sent along when
-    ///    that costs fewer bits than opening a new window (plain I²C: gaps up to 10 bytes,
-    ///    since a window costs 7 command bytes + a control byte + a second start/address/stop).
-    /// 2. Greedily, the pair of rectangles whose bounding box saves the most bits is merged
-    ///    (rectangles the box covers completely are absorbed; a box that would cut through
-    ///    another rectangle is not considered, so rectangles never overlap), until no merge saves.
-    /// 3. If the windows together cost at least a full frame, the full frame goes instead.
-    private func plan() -> Bool {
-        rectCount = 0
-        let whole = Rect(c0: 0, c1: width - 1, p0: 0, p1: pages - 1)
-        if !lastValid || !configuration.partialUpdates {
-            rects[0] = whole
-            rectCount = 1
-            return true
-        }
-        // 1. Runs per page.
-        var p = 0
-        while p < pages {
-            let base = p * width
-            var open = false
-            var s = 0, e = 0
-            var x = 0
-            while x < width {
-                if next[base + x] != last[base + x] {
-                    if !open {
-                        open = true; s = x; e = x
-                    } else if bits(x - s + 1) <= bits(e - s + 1) + bits(1) {
-                        e = x
-                    } else {
-                        rects[rectCount] = Rect(c0: s, c1: e, p0: p, p1: p); rectCount += 1
-                        s = x; e = x
-                    }
-                }
-                x += 1
-            }
-            if open { rects[rectCount] = Rect(c0: s, c1: e, p0: p, p1: p); rectCount += 1 }
-            p += 1
-        }
-        if rectCount == 0 { return false }
-
-        // 2. Greedy merging.
-        if rectCount <= Self.maximumRectanglesToMerge { mergeRectangles() }
-
-        // 3. Whole frame when cheaper.
-        var total = 0
-        var i = 0
-        while i < rectCount { total += bits(rects[i].area); i += 1 }
-        if total >= bits(size) {
-            rects[0] = whole
-            rectCount = 1
-            return true
-        }
-        return false
-    }
-
-    private func mergeRectangles() {
-        while rectCount > 1 {
-            var bestSaving = 0
-            var bestI = -1, bestJ = -1
-            var bestUnion = Rect(c0: 0, c1: 0, p0: 0, p1: 0)
-            var i = 0
-            while i < rectCount {
-                let a = rects[i]
-                var j = i + 1
-                while j < rectCount {
-                    let b = rects[j]
-                    let u = a.union(b)
-                    var saving = bits(a.area) + bits(b.area) - bits(u.area)
-                    var usable = true
-                    var k = 0
-                    while k < rectCount {
-                        if k != i && k != j && u.intersects(rects[k]) {
-                            if u.contains(rects[k]) { saving += bits(rects[k].area) } else { usable = false; break }
-                        }
-                        k += 1
-                    }
-                    if usable && saving > bestSaving {
-                        bestSaving = saving; bestI = i; bestJ = j; bestUnion = u
-                    }
-                    j += 1
-                }
-                i += 1
-            }
-            if bestI < 0 { return }
-            // Keep the union at bestI; drop bestJ and everything it absorbed.
-            rects[bestI] = bestUnion
-            var w = 0
-            var r = 0
-            while r < rectCount {
-                let keep = r == bestI || (r != bestJ && !bestUnion.contains(rects[r]))
-                if keep { rects[w] = rects[r]; w += 1 }
-                r += 1
-            }
-            rectCount = w
         }
     }
 }
