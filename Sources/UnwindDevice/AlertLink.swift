@@ -14,6 +14,9 @@ public protocol AlertLink: AnyObject {
     /// Does what is due and appends what changed since the last call.
     func step(at now: Moment, into updates: inout [AlertLinkUpdate])
     func close()
+    /// The modem behind the link, for the maintainer's modem commands and `status` (nil: a
+    /// simulation with scripted alerts has none to ask).
+    var attachedModem: GSMModem? { get }
 }
 
 public enum AlertLinkUpdate: Equatable, Sendable {
@@ -30,6 +33,7 @@ public enum AlertLinkUpdate: Equatable, Sendable {
 /// from 1, as the slot files are named (`alert01.txt`): the translation is here, both ways.
 public final class ModemAlertLink: AlertLink {
     public let modem: GSMModem
+    public var attachedModem: GSMModem? { modem }
     private var tracked: [(id: MessageID, slot: Int, reported: AlertDelivery?)] = []
     /// Reported at the first step, then empty.
     private var resumed: [AlertProgress] = []

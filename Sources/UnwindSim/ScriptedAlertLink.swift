@@ -1,6 +1,7 @@
 import UnwindControl
 import UnwindSimulatedHardware
 import UnwindCore
+import UnwindModem
 import UnwindDevice
 
 /// The panic path in the headless simulator, on simulated time: each alert is queued, goes on
@@ -9,6 +10,8 @@ import UnwindDevice
 /// (The real AT path — GSMModem against ModemSimulator on a pseudo-terminal — runs in real
 /// time in `unwind sim` and in the modem tests.)
 public final class ScriptedAlertLink: AlertLink {
+    /// No modem: the maintainer's modem commands say so.
+    public var attachedModem: GSMModem? { nil }
     public struct Request: Equatable, Sendable {
         public var at: Instant
         public var slot: Int

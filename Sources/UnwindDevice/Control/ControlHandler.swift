@@ -157,10 +157,10 @@ extension DeviceLoop: ControlHandling {
     // MARK: The modem
 
     private func modemOrFail() throws(ControlFailure) -> GSMModem {
-        guard let link = alerts as? ModemAlertLink else {
+        guard let modem = alerts?.attachedModem else {
             throw .failed("this device runs without a modem (a simulation with scripted alerts); nothing to ask")
         }
-        return link.modem
+        return modem
     }
 
     private func testAlert(slot: Int, wait: Duration, at now: Moment) throws(ControlFailure) -> ControlReply {
@@ -279,8 +279,7 @@ extension DeviceLoop: ControlHandling {
         }
         var modemReport: StatusReport.Modem?
         var messages: [StatusReport.Message] = []
-        if let link = alerts as? ModemAlertLink {
-            let m = link.modem
+        if let m = alerts?.attachedModem {
             let st = m.status
             let registration = RegistrationDomain.allCases.compactMap { d in st.registration[d].map { "\(d.rawValue) \($0)" } }
             modemReport = StatusReport.Modem(
