@@ -46,7 +46,8 @@ package_build() {
     local p missing=
     local names
     names=" $(echo "$deps" | sed 's/ ([^)]*)//g; s/,//g') "
-    for p in adduser gpiod libgpiod2 libi2c0 libqrencode4 libc6 libstdc++6; do
+    # libstdc++6: what the static Swift runtime links (a debug build's runtime brings its own need).
+    for p in adduser gpiod libgpiod2 libi2c0 libqrencode4 libc6 $([ -n "$pkg_swift_runtime" ] || echo libstdc++6); do
         case "$names" in *" $p "*) ;; *) missing="$missing $p" ;; esac
     done
     if [ -z "$missing" ] && ! echo "$deps" | grep -qi swift; then
