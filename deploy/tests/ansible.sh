@@ -112,6 +112,16 @@ VARS
         bad "ansible-playbook --check after the run: changed=0" "$out"
     fi
 
+    # Check mode with a new release pending: reported, nothing installed or staged.
+    out=$work/ansible-check3.out
+    if (cd "$dir" && "${play[@]}" -e "unwind_package_file=$bad3" --check) >"$out" 2>&1 &&
+        [ "$(installed "$d1")/$(installed "$d2")" = 2.0.0/2.0.0 ] && ! recap "$out" dev1 | grep -q 'changed=0 ' &&
+        [ ! -e "$d1/var/cache/unwind-deploy/$(basename "$bad3")" ]; then
+        ok "ansible-playbook --check with a new release: reports the update, installs nothing"
+    else
+        bad "ansible-playbook --check with a new release" "$out"
+    fi
+
     # A release whose daemon does not come up: dev1, alone in the first batch, gets it, fails
     # the health check and gets 2.0.0 back; the play stops before dev2.
     out=$work/ansible-bad.out
