@@ -6,8 +6,9 @@
 #      pseudo-terminal, the file store killed mid-write, the maintainer's commands end to end);
 #   3. Tests/KernelRig/hardware-tests.sh: the GPIO and I²C code and the daemon against a real
 #      Linux kernel (gpio-sim, i2c-stub) in a qemu guest;
-#   4. deploy/test.sh: shellcheck, the installer twice into a throwaway root, the systemd unit,
-#      the udev rules, the Ansible playbook, the configuration file against the binary.
+#   4. deploy/test.sh: shellcheck, the Debian package (build, lintian, install / upgrade / remove /
+#      purge in a bookworm chroot), the systemd unit, the udev rules, the Ansible playbook (update,
+#      health check, rollback), the configuration file against the binary.
 # Every stage runs; the script fails when any stage failed.
 #   UNWIND_SKIP_RIG=1 / UNWIND_SKIP_DEPLOY=1 leave out stage 3 / 4 (quicker local runs).
 set -uo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# build-release.sh -- builds the release that deploy/install.sh --from installs: a directory
+# build-release.sh -- builds the release that deploy/build-deb.sh packages: a directory
 # with the executable "unwind" (Swift standard library and Foundation linked in statically,
 # so the board needs no Swift runtime) and its resource bundle "unwind_UnwindDevice.resources"
 # beside it, plus BUILD-INFO. Run it on the board itself (or on any machine of the board's
@@ -54,7 +54,9 @@ arch=$(uname -m)
 version=$(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown)
 out=${out:-$here/dist/unwind-$version-$arch}
 
-args=(-c release --static-swift-stdlib --product unwind --scratch-path "$scratch")
+# -z now: every symbol bound at start, so the GOT can be read-only (full RELRO; lintian's
+# hardening-no-bindnow).
+args=(-c release --static-swift-stdlib --product unwind --scratch-path "$scratch" -Xlinker -z -Xlinker now)
 [ -n "$jobs" ] && args+=(--jobs "$jobs")
 
 echo "build-release: swift build ${args[*]}" >&2
@@ -78,7 +80,7 @@ size=$(du -sh "$out" | cut -f1)
     echo "swift=$(swift --version 2>/dev/null | head -n 1)"
     echo "build_seconds=$seconds"
     echo "size=$size"
-    echo "needs=libgpiod2 libi2c0 libstdc++6 (Debian bookworm packages; no Swift runtime)"
+    echo "needs=libgpiod2 libi2c0 libqrencode4 libstdc++6 (Debian bookworm packages; no Swift runtime)"
 } >"$out/BUILD-INFO"
 
 # A quick check that the executable runs: two simulated seconds, help page open.

@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
 # test.sh -- checks everything under deploy/ and hardware/ without touching this machine's
-# system: every test writes below a throwaway directory.
+# system: every test writes below a throwaway directory or inside throwaway chroots.
 #
-#   deploy/test.sh            # installs what it needs (shellcheck, systemd, udev, ansible,
-#                             # ansible-lint, xmllint, strace) through apt-get when missing
-#   UNWIND_BINARY=path/to/unwind deploy/test.sh   # also test the configuration parser, W^X
-#                             # and the system-call filter against this binary (default: the
-#                             # first of .build-deploy, .build-release and .build release builds)
+#   deploy/test.sh            # installs what it needs (shellcheck, systemd, udev, lintian,
+#                             # debootstrap, dpkg-dev, ansible-core, ansible-lint, xmllint,
+#                             # strace) through apt-get when missing
+#   UNWIND_BINARY=path/to/unwind deploy/test.sh   # the executable to package and test (default:
+#                             # the first of the .build-deploy, .build-release and .build release
+#                             # builds); a debug build is packaged with its Swift runtime
 #   UNWIND_TEST_RIG=1 deploy/test.sh   # also run unwind-motor-off on a real kernel's gpio-sim
 #                             # chip in the qemu kernel rig (Tests/KernelRig/prepare.sh first)
-#   UNWIND_TEST_CHROOT=1 deploy/test.sh   # also run install.sh inside a debootstrap bookworm
-#                             # chroot, as on a device (network to Debian; cached after once)
+#
+# The package, Ansible and chroot tests need root and Debian's mirror (debootstrap once, then
+# a cached tarball; apt-get for the package's dependencies). deploy/tests/ holds their parts:
+# chroot.sh (throwaway bookworm roots), package.sh (build, lintian, install / upgrade /
+# remove / purge), ansible.sh (the fleet playbook against two chroot "devices").
 #
 # Ends with "N passed, N failed, N skipped"; exits 1 when anything failed.
 set -euo pipefail
@@ -37,7 +42,18 @@ check() {
 }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/unwind-deploy-test.XXXXXX")
-trap 'umount "$work/chroot/proc" 2>/dev/null || true; rm -rf --one-file-system "$work"' EXIT
+# shellcheck source=tests/chroot.sh
+. "$here/tests/chroot.sh"
+# shellcheck source=tests/package.sh
+. "$here/tests/package.sh"
+# shellcheck source=tests/ansible.sh
+. "$here/tests/ansible.sh"
+# Unmount first: rm --one-file-system would not descend into a mount left behind anyway.
+# UNWIND_TEST_KEEP=1 keeps the directory (its logs, the chroots) for a look after a failure.
+trap 'unmount_all; if [ "${UNWIND_TEST_KEEP:-0}" = 1 ]; then echo "test: kept $work"; else rm -rf --one-file-system "$work"; fi' EXIT
+
+root_ok=1
+if [ "$(id -u)" -ne 0 ]; then root_ok=0; fi
 
 # ---------------------------------------------------------------------------- tools
 
@@ -45,6 +61,10 @@ need=()
 command -v shellcheck >/dev/null || need+=(shellcheck)
 command -v systemd-analyze >/dev/null || need+=(systemd)
 command -v udevadm >/dev/null || need+=(udev)
+command -v lintian >/dev/null || need+=(lintian)
+command -v debootstrap >/dev/null || need+=(debootstrap)
+command -v dpkg-shlibdeps >/dev/null || need+=(dpkg-dev)
+command -v objdump >/dev/null || need+=(binutils)
 command -v ansible-playbook >/dev/null || need+=(ansible-core)
 command -v ansible-lint >/dev/null || need+=(ansible-lint)
 command -v xmllint >/dev/null || need+=(libxml2-utils)
@@ -66,7 +86,7 @@ fi
 
 scripts=()
 while IFS= read -r -d '' f; do
-    if head -n 1 "$f" | grep -Eq '^#!.*\b(ba)?sh\b'; then scripts+=("$f"); fi
+    if head -n 1 "$f" | grep -Eq '^#!.*\b(ba)?sh\b|^# shellcheck shell='; then scripts+=("$f"); fi
 done < <(find "$here" "$repo/hardware" -type f ! -path '*/dist/*' -print0 2>/dev/null | sort -z)
 if command -v shellcheck >/dev/null; then
     for f in "${scripts[@]}"; do check "shellcheck ${f#"$repo"/}" shellcheck -x "$f"; done
@@ -76,13 +96,14 @@ fi
 
 # ---------------------------------------------------------------------------- ASCII, SVG
 
+# deploy/debian/copyright names the authors as they spell themselves (UTF-8, as Debian wants).
 ascii_clean() {
     local bad_files
-    bad_files=$(find "$here" "$repo/hardware" -type f ! -path '*/dist/*' ! -name '*.png' \
+    bad_files=$(find "$here" "$repo/hardware" -type f ! -path '*/dist/*' ! -name '*.png' ! -path "$here/debian/copyright" \
         -exec grep -lP '[^\x00-\x7F]' {} + 2>/dev/null || true)
     [ -z "$bad_files" ] || { echo "non-ASCII characters in:"; echo "$bad_files"; return 1; }
 }
-check "deploy/ and hardware/ are ASCII" ascii_clean
+check "deploy/ and hardware/ are ASCII (but for the copyright file)" ascii_clean
 
 svgs=()
 while IFS= read -r -d '' f; do svgs+=("$f"); done < <(find "$repo/hardware" -name '*.svg' -print0 2>/dev/null | sort -z)
@@ -94,182 +115,16 @@ else
     skip "SVG well-formed" "xmllint not installed"
 fi
 
-# ---------------------------------------------------------------------------- a throwaway root
-
-# A Raspberry Pi OS-like root: the files install.sh reads and edits, nothing else.
-make_root() {
-    local r=$1
-    mkdir -p "$r/etc" "$r/boot/firmware" "$r/usr/lib/systemd" "$r/var/lib"
-    printf 'root:x:0:0:root:/root:/bin/bash\npi:x:1000:1000:,,,:/home/pi:/bin/bash\n' >"$r/etc/passwd"
-    printf 'root:x:0:\ndialout:x:20:pi\npi:x:1000:\n' >"$r/etc/group"
-    printf 'root:*:19000:0:99999:7:::\npi:*:19000:0:99999:7:::\n' >"$r/etc/shadow"
-    printf 'root:*::\ndialout:*::pi\npi:!::\n' >"$r/etc/gshadow"
-    chmod 0640 "$r/etc/shadow" "$r/etc/gshadow"
-    cp /etc/login.defs "$r/etc/login.defs" 2>/dev/null || true
-    cat >"$r/boot/firmware/config.txt" <<'EOF'
-# For more options and information see
-# http://rptl.io/configtxt
-#dtparam=i2c_arm=on
-#dtparam=spi=on
-dtparam=audio=on
-camera_auto_detect=1
-display_auto_detect=1
-auto_initramfs=1
-dtoverlay=vc4-kms-v3d
-max_framebuffers=2
-disable_fw_kms_setup=1
-arm_64bit=1
-disable_overscan=1
-arm_boost=1
-
-[cm4]
-otg_mode=1
-
-[all]
-EOF
-    printf 'console=serial0,115200 console=tty1 root=PARTUUID=4e639091-02 rootfstype=ext4 fsck.repair=yes rootwait quiet splash plymouth.ignore-serial-consoles\n' \
-        >"$r/boot/firmware/cmdline.txt"
-    # The stock units, so that systemctl --root and systemd-analyze --root find the targets.
-    cp -a /usr/lib/systemd/system "$r/usr/lib/systemd/"
-}
-
-# A release directory as build-release.sh makes it, with a stand-in executable.
-make_fake_release() {
-    local d=$1
-    mkdir -p "$d/unwind_UnwindDevice.resources/Content/helpFiles"
-    printf '#!/bin/sh\necho "unwind (stand-in)"\n' >"$d/unwind"
-    chmod 0755 "$d/unwind"
-    printf 'Breathe in.\n' >"$d/unwind_UnwindDevice.resources/Content/helpFiles/squareBreathing.txt"
-}
-
-# A fingerprint of a tree: every path, type, mode, owner, size, link target and content.
-tree_sum() {
-    (cd "$1" && find . -printf '%p %y %m %u:%g %s %l\n' | LC_ALL=C sort &&
-        find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) | sha256sum | cut -d' ' -f1
-}
-
-# ---------------------------------------------------------------------------- installer
-
-root_ok=1
-if [ "$(id -u)" -ne 0 ]; then root_ok=0; fi
-
-installer_tests() {
-    local r=$work/root rel=$work/release out sum1 sum2
-    make_root "$r"
-    make_fake_release "$rel"
-    local args=(--root "$r" --from "$rel" --modem-on-uart --disable-bt --shutdown-button 21)
-
-    sum1=$(tree_sum "$r")
-    out=$work/install-dry.out
-    local t0 t1
-    t0=$(date +%s%N)
-    "$here/install.sh" "${args[@]}" --dry-run >"$out" 2>&1 || { bad "install --dry-run runs" "$out"; return; }
-    t1=$(date +%s%N)
-    dry_ms=$(((t1 - t0) / 1000000))
-    sum2=$(tree_sum "$r")
-    if [ "$sum1" = "$sum2" ] && grep -q 'would be made' "$out"; then ok "install --dry-run reports and writes nothing (${dry_ms} ms)"
-    else bad "install --dry-run reports and writes nothing" "$out"; fi
-
-    out=$work/install-1.out
-    t0=$(date +%s%N)
-    "$here/install.sh" "${args[@]}" >"$out" 2>&1 || { bad "install into a throwaway root" "$out"; return; }
-    t1=$(date +%s%N)
-    install_ms=$(((t1 - t0) / 1000000))
-    if grep -q 'change(s) made' "$out"; then ok "install into a throwaway root (${install_ms} ms)"
-    else bad "install into a throwaway root" "$out"; fi
-
-    sum1=$(tree_sum "$r")
-    out=$work/install-2.out
-    "$here/install.sh" "${args[@]}" >"$out" 2>&1 || true
-    sum2=$(tree_sum "$r")
-    if [ "$sum1" = "$sum2" ] && grep -qx 'install: nothing to change' "$out"; then ok "second install changes nothing (same tree checksum)"
-    else bad "second install changes nothing (same tree checksum)" "$out"; fi
-
-    out=$work/install-3.out
-    "$here/install.sh" "${args[@]}" --dry-run >"$out" 2>&1 || true
-    if grep -qx 'install: nothing to change' "$out"; then ok "dry run after install: nothing to change"
-    else bad "dry run after install: nothing to change" "$out"; fi
-
-    # What the first run must have left: each check is a line of shell, the failed ones shown.
-    local cfg=$r/boot/firmware/config.txt f=$work/layout.out ugid
-    # shellcheck disable=SC2034 # used by the checks below, through eval
-    ugid=$(awk -F: '$1 == "unwind" { print $3 }' "$r/etc/group")
-    : >"$f"
-    local c
-    while IFS= read -r c; do
-        [ -n "$c" ] || continue
-        eval "$c" >/dev/null 2>&1 || echo "failed: $c" >>"$f"
-    done <<'EOF_CHECKS'
-[ "$(grep -c '^# unwind: begin' "$cfg")" = 1 ] && [ "$(grep -c '^# unwind: end' "$cfg")" = 1 ]
-grep -qx 'dtparam=i2c_arm=on' "$cfg" && grep -qx 'dtparam=i2c_arm_baudrate=400000' "$cfg"
-grep -qx 'core_freq_min=250' "$cfg" && grep -qx 'core_freq_min=500' "$cfg"
-grep -qx 'enable_uart=1' "$cfg" && grep -qx 'dtoverlay=disable-bt' "$cfg"
-grep -qx 'dtoverlay=gpio-shutdown,gpio_pin=21,active_low=1,gpio_pull=up' "$cfg"
-grep -qx 'otg_mode=1' "$cfg"
-[ "$(tail -n 1 "$cfg")" = '# unwind: end' ]
-[ -f "$cfg.unwind-orig" ] && ! grep -q unwind "$cfg.unwind-orig"
-! grep -q 'console=serial0' "$r/boot/firmware/cmdline.txt"
-grep -q '^console=tty1 root=PARTUUID=4e639091-02 ' "$r/boot/firmware/cmdline.txt"
-[ "$(wc -l <"$r/boot/firmware/cmdline.txt")" = 1 ]
-grep -q '^unwind:x:[0-9]*:[0-9]*:.*:/var/lib/unwind:/usr/sbin/nologin$' "$r/etc/passwd"
-grep -Eq '^gpio:x:[0-9]+:unwind$' "$r/etc/group" && grep -Eq '^i2c:x:[0-9]+:unwind$' "$r/etc/group"
-grep -q '^dialout:x:20:pi,unwind$' "$r/etc/group"
-[ -x "$r/usr/local/lib/unwind/unwind" ] && [ -x "$r/usr/local/lib/unwind/unwind-motor-off" ]
-[ -f "$r/usr/local/lib/unwind/unwind_UnwindDevice.resources/Content/helpFiles/squareBreathing.txt" ]
-[ "$(readlink "$r/usr/local/bin/unwind")" = /usr/local/lib/unwind/unwind ]
-cmp -s "$here/unwind.service" "$r/usr/local/lib/systemd/system/unwind.service"
-[ -L "$r/etc/systemd/system/multi-user.target.wants/unwind.service" ]
-[ -L "$r/etc/systemd/system/multi-user.target.wants/hciuart.service" ] || true
-cmp -s "$here/unwind.conf" "$r/etc/unwind/unwind.conf"
-[ "$(stat -c '%a %u:%g' "$r/etc/unwind/unwind.conf")" = "640 0:$ugid" ]
-[ "$(stat -c '%a %u:%g' "$r/etc/unwind")" = "750 0:$ugid" ]
-[ -f "$r/etc/udev/rules.d/99-unwind.rules" ] && [ -f "$r/etc/udev/rules.d/99-unwind-modem-uart.rules" ]
-grep -qx 'i2c-dev' "$r/etc/modules-load.d/unwind.conf"
-[ -f "$r/usr/local/share/doc/unwind/unwind.conf.example" ]
-EOF_CHECKS
-    if [ -s "$f" ]; then bad "install leaves the expected layout, boot files and user" "$f"
-    else ok "install leaves the expected layout, boot files and user"; fi
-
-    # A changed option converges: the block is replaced in place, the UART rules go.
-    out=$work/install-4.out
-    "$here/install.sh" --root "$r" --from "$rel" --device char-gpiochip >"$out" 2>&1 || true
-    if [ "$(grep -c '^# unwind: begin' "$cfg")" = 1 ] && ! grep -q 'enable_uart=1' "$cfg" &&
-        ! [ -e "$r/etc/udev/rules.d/99-unwind-modem-uart.rules" ] &&
-        grep -qx 'DeviceAllow=char-gpiochip rw' "$r/etc/systemd/system/unwind.service.d/50-devices.conf"; then
-        ok "install with other options replaces its block and removes the UART rules"
-    else
-        bad "install with other options replaces its block and removes the UART rules" "$out"
-    fi
-    out=$work/install-5.out
-    "$here/install.sh" --root "$r" --from "$rel" --device char-gpiochip >"$out" 2>&1 || true
-    if grep -qx 'install: nothing to change' "$out"; then ok "and is idempotent again"; else bad "and is idempotent again" "$out"; fi
-
-    # An edited config file is the administrator's: never overwritten.
-    echo "# edited" >>"$r/etc/unwind/unwind.conf"
-    "$here/install.sh" --root "$r" --from "$rel" --device char-gpiochip >"$work/install-6.out" 2>&1 || true
-    if tail -n 1 "$r/etc/unwind/unwind.conf" | grep -qx '# edited'; then ok "install keeps an edited /etc/unwind/unwind.conf"
-    else bad "install keeps an edited /etc/unwind/unwind.conf" "$work/install-6.out"; fi
-
-    # Bad options are refused with status 2 before anything happens.
-    local rc=0
-    "$here/install.sh" --root "$r" --shutdown-button 3 --dry-run >/dev/null 2>&1 || rc=$?
-    if [ "$rc" = 2 ]; then ok "install refuses --shutdown-button 3 (the I2C clock) with status 2"
-    else bad "install refuses --shutdown-button 3 (the I2C clock) with status 2 (got $rc)"; fi
-
-    installed_root=$r
-}
-
-installed_root=
-dry_ms=
-install_ms=
-if [ "$root_ok" = 1 ]; then
-    installer_tests
-else
-    skip "installer into a throwaway root" "needs root for useradd --root and chown"
+binary=${UNWIND_BINARY:-}
+if [ -z "$binary" ]; then
+    for b in "$repo/.build-deploy/release/unwind" "$repo/.build-release/release/unwind" "$repo/.build/release/unwind"; do
+        if [ -x "$b" ]; then binary=$b; break; fi
+    done
 fi
 
 # ---------------------------------------------------------------------------- systemd unit
 
+# unit_tests ROOT: the unit as installed in ROOT (systemd's own units beside it).
 unit_tests() {
     local r=$1 out=$work/verify.out
     if systemd-analyze verify --man=no --root="$r" unwind.service >"$out" 2>&1 && ! [ -s "$out" ]; then
@@ -287,22 +142,6 @@ unit_tests() {
         bad "systemd-analyze security: exposure ${level:-?} (at most 2.0)" "$out"
     fi
 }
-
-if command -v systemd-analyze >/dev/null && [ -n "$installed_root" ]; then
-    unit_tests "$installed_root"
-elif command -v systemd-analyze >/dev/null; then
-    # Without the installer run: a root with just the unit and stand-in executables.
-    r=$work/unit-root
-    mkdir -p "$r/usr/local/lib/unwind" "$r/usr/local/lib/systemd/system" "$r/usr/lib/systemd"
-    cp -a /usr/lib/systemd/system "$r/usr/lib/systemd/"
-    printf '#!/bin/sh\n' >"$r/usr/local/lib/unwind/unwind"
-    cp "$here/unwind-motor-off" "$r/usr/local/lib/unwind/"
-    chmod 0755 "$r/usr/local/lib/unwind/"*
-    cp "$here/unwind.service" "$r/usr/local/lib/systemd/system/"
-    unit_tests "$r"
-else
-    skip "systemd-analyze verify" "systemd-analyze not installed"
-fi
 
 # ---------------------------------------------------------------------------- udev rules
 
@@ -392,149 +231,37 @@ else
     skip "unwind-motor-off in the kernel rig" "UNWIND_TEST_RIG=1 runs it"
 fi
 
-# ---------------------------------------------------------------------------- Ansible
+# ---------------------------------------------------------------------------- package
 
-ansible_tests() {
-    local dir=$here/ansible out
-    out=$work/ansible-syntax.out
-    if (cd "$dir" && ansible-playbook --syntax-check -i localhost, site.yml) >"$out" 2>&1; then ok "ansible-playbook --syntax-check site.yml"
-    else bad "ansible-playbook --syntax-check site.yml" "$out"; fi
-
-    if command -v ansible-lint >/dev/null; then
-        out=$work/ansible-lint.out
-        if (cd "$dir" && ansible-lint --offline -q site.yml) >"$out" 2>&1; then ok "ansible-lint site.yml"
-        else bad "ansible-lint site.yml" "$out"; fi
-    else
-        skip "ansible-lint" "not installed"
-    fi
-
-    [ "$root_ok" = 1 ] || { skip "ansible-playbook against localhost" "needs root"; return; }
-    # Against localhost over the local connection, into a throwaway root, as root (no sudo):
-    # check mode first (a device never staged: only the staging is reported), then a real run,
-    # then the same run again, which must change nothing, then check mode again.
-    local r=$work/ansible-root rel=$work/ansible-release/unwind-test-x86_64 vars=$work/ansible-vars.yml
-    make_root "$r"
-    make_fake_release "$rel"
-    cat >"$vars" <<EOF
-unwind_root: $r
-unwind_release_dir: $rel
-unwind_start: false
-unwind_modem_on_uart: true
-unwind_alerts:
-  - name: Test Contact
-    number: "+16045550100"
-    message: This is a test alert.
-unwind_config:
-  display:
-    rotate_180: true
-EOF
-    local play=(ansible-playbook -i "localhost," -c local -e unwind_hosts=localhost -e ansible_become=false -e "@$vars" site.yml)
-    export ANSIBLE_NOCOLOR=1 ANSIBLE_PYTHON_INTERPRETER=/usr/bin/python3
-
-    local t0 t1
-    out=$work/ansible-check1.out
+package_s=
+if [ "$root_ok" = 1 ] && [ -n "$binary" ] && command -v lintian >/dev/null && command -v dpkg-shlibdeps >/dev/null; then
+    echo "test: binary $binary"
     t0=$(date +%s)
-    if (cd "$dir" && "${play[@]}" --check) >"$out" 2>&1; then
-        ok "ansible-playbook --check against localhost (fresh device)"
-    else
-        bad "ansible-playbook --check against localhost (fresh device)" "$out"
+    if package_build; then
+        package_lintian
+        package_chroot
     fi
-    out=$work/ansible-run1.out
-    local why=
-    if ! (cd "$dir" && "${play[@]}") >"$out" 2>&1; then why="the play failed"
-    elif [ ! -x "$r/usr/local/lib/unwind/unwind" ]; then why="no /usr/local/lib/unwind/unwind"
-    elif [ "$(cat "$r/var/lib/unwind/alert01.txt")" != "$(printf 'Test Contact\n+16045550100\nThis is a test alert.')" ]; then why="alert01.txt: $(cat -A "$r/var/lib/unwind/alert01.txt")"
-    elif [ -s "$r/var/lib/unwind/alert02.txt" ] || [ ! -f "$r/var/lib/unwind/alert05.txt" ]; then why="alert02.txt not empty or alert05.txt missing"
-    elif ! grep -qx '  rotate_180: true' "$r/etc/unwind/unwind.conf"; then why="unwind.conf: $(cat "$r/etc/unwind/unwind.conf")"
-    elif grep -q '16045550100' "$out"; then why="the output shows a contact's number"
+    package_s=$(($(date +%s) - t0))
+else
+    skip "the Debian package (build, lintian, install / upgrade / remove / purge)" \
+        "needs root, lintian, dpkg-dev and an unwind binary (UNWIND_BINARY)"
+    if command -v systemd-analyze >/dev/null; then
+        # The unit alone: a root with systemd's units, the unit and stand-in executables.
+        r=$work/unit-root
+        mkdir -p "$r/usr/lib/unwind" "$r/usr/lib/systemd"
+        cp -a /usr/lib/systemd/system "$r/usr/lib/systemd/"
+        printf '#!/bin/sh\n' >"$r/usr/lib/unwind/unwind"
+        cp "$here/unwind-motor-off" "$r/usr/lib/unwind/"
+        chmod 0755 "$r/usr/lib/unwind/"*
+        cp "$here/unwind.service" "$r/usr/lib/systemd/system/"
+        unit_tests "$r"
     fi
-    if [ -z "$why" ]; then
-        ok "ansible-playbook against localhost installs, writes alerts and config, logs no contact"
-    else
-        echo "$why" >>"$out"
-        bad "ansible-playbook against localhost installs, writes alerts and config, logs no contact" "$out"
-    fi
-    out=$work/ansible-run2.out
-    if (cd "$dir" && "${play[@]}") >"$out" 2>&1 && grep -Eq 'localhost +: ok=[0-9]+ +changed=0 ' "$out"; then
-        ok "second ansible-playbook run: changed=0"
-    else
-        bad "second ansible-playbook run: changed=0" "$out"
-    fi
-    out=$work/ansible-check2.out
-    if (cd "$dir" && "${play[@]}" --check) >"$out" 2>&1 && grep -Eq 'localhost +: ok=[0-9]+ +changed=0 ' "$out"; then
-        ok "ansible-playbook --check after the run: changed=0 (the installer's dry run agrees)"
-    else
-        bad "ansible-playbook --check after the run: changed=0" "$out"
-    fi
-    t1=$(date +%s)
-    ansible_s=$((t1 - t0))
-    # A contact that breaks the rules stops the play before anything is written, and the
-    # message does not show the contact.
-    printf 'unwind_alerts:\n  - name: X\n    number: 16045550199\n    message: hi\n' >"$work/bad-alerts.yml"
-    out=$work/ansible-bad.out
-    if (cd "$dir" && "${play[@]}" -e "@$work/bad-alerts.yml" --check) >"$out" 2>&1; then
-        bad "ansible refuses an unquoted number" "$out"
-    elif grep -q 'alert 1: needs' "$out" && ! grep -q '16045550199' "$out"; then
-        ok "ansible refuses an unquoted number, without showing it"
-    else
-        bad "ansible refuses an unquoted number, without showing it" "$out"
-    fi
-}
-ansible_s=
-if command -v ansible-playbook >/dev/null; then ansible_tests; else skip "Ansible" "ansible-playbook not installed"; fi
-
-# ---------------------------------------------------------------------------- a real chroot
-
-binary=${UNWIND_BINARY:-}
-if [ -z "$binary" ]; then
-    for b in "$repo/.build-deploy/release/unwind" "$repo/.build-release/release/unwind" "$repo/.build/release/unwind"; do
-        if [ -x "$b" ]; then binary=$b; break; fi
-    done
 fi
 
-# With UNWIND_TEST_CHROOT=1: a minimal Debian bookworm made by debootstrap (cached as a tarball
-# in ~/.cache/unwind-deploy-test), install.sh run inside it as on a device (ROOT=/: apt-get
-# installs the runtime packages, useradd creates the user), then again: nothing to change.
-# With a built binary, it must run there, beside its resources, with only those packages.
-chroot_test() {
-    local cache=${XDG_CACHE_HOME:-$HOME/.cache}/unwind-deploy-test c=$work/chroot rel out
-    mkdir -p "$cache" "$c"
-    if [ ! -f "$cache/bookworm-minbase.tar" ]; then
-        command -v debootstrap >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
-        debootstrap --variant=minbase bookworm "$c" http://deb.debian.org/debian >"$work/debootstrap.out" 2>&1 ||
-            { cat "$work/debootstrap.out"; return 1; }
-        tar -C "$c" -cf "$cache/bookworm-minbase.tar" .
-    else
-        tar -C "$c" -xf "$cache/bookworm-minbase.tar"
-    fi
-    mkdir -p "$c/boot/firmware" "$c/opt/unwind"
-    printf 'dtparam=audio=on\n[all]\n' >"$c/boot/firmware/config.txt"
-    printf 'console=serial0,115200 console=tty1 root=PARTUUID=1-02 rootwait\n' >"$c/boot/firmware/cmdline.txt"
-    cp -a "$here" "$c/opt/unwind/deploy"
-    rel=$c/opt/release
-    if [ -n "$binary" ]; then
-        mkdir -p "$rel"
-        cp "$binary" "$rel/unwind"
-        cp -R "$(dirname "$binary")/unwind_UnwindDevice.resources" "$rel/"
-    else
-        make_fake_release "$rel"
-    fi
-    cp /etc/resolv.conf "$c/etc/resolv.conf"
-    mount -t proc proc "$c/proc"
-    local rc=0
-    {
-        chroot "$c" /opt/unwind/deploy/install.sh --from /opt/release --modem-on-uart &&
-            chroot "$c" /opt/unwind/deploy/install.sh --from /opt/release --modem-on-uart | tee "$work/chroot-2.out" &&
-            grep -qx 'install: nothing to change' "$work/chroot-2.out" &&
-            chroot "$c" id unwind | grep -q 'gpio' &&
-            if [ -n "$binary" ]; then
-                printf '0 PAGE long\n2 end\n' >"$c/tmp/script" &&
-                    chroot "$c" /usr/local/bin/unwind sim --headless /tmp/script --out /tmp/sim --no-frames
-            fi
-    } || rc=$?
-    umount "$c/proc"
-    return "$rc"
-}
+# ---------------------------------------------------------------------------- Ansible
+
+ansible_s=
+if command -v ansible-playbook >/dev/null; then ansible_tests; else skip "Ansible" "ansible-playbook not installed"; fi
 
 # ---------------------------------------------------------------------------- the binary
 
@@ -647,19 +374,7 @@ expand_groups() {
     for g in "$@"; do _expand "$g"; done | sort -u
 }
 
-if [ "${UNWIND_TEST_CHROOT:-0}" = 1 ] && [ "$root_ok" = 1 ]; then
-    t0=$(date +%s)
-    if chroot_test >"$work/chroot.out" 2>&1; then
-        ok "install.sh inside a debootstrap bookworm chroot: packages, user, idempotent$([ -n "$binary" ] && echo ', the binary runs') ($(($(date +%s) - t0)) s)"
-    else
-        bad "install.sh inside a debootstrap bookworm chroot" "$work/chroot.out"
-    fi
-else
-    skip "install.sh inside a debootstrap chroot" "UNWIND_TEST_CHROOT=1 runs it (root, network to Debian)"
-fi
-
 if [ -n "$binary" ]; then
-    echo "test: binary $binary"
     binary_tests
 else
     skip "configuration parser, W^X and system calls" "no unwind binary (UNWIND_BINARY, or build one: swift build -c release --static-swift-stdlib --scratch-path .build-deploy)"
@@ -668,6 +383,6 @@ fi
 # ---------------------------------------------------------------------------- summary
 
 echo
-echo "times: install --dry-run ${dry_ms:-?} ms, install ${install_ms:-?} ms, ansible runs ${ansible_s:-?} s, total $(($(date +%s) - started)) s"
+echo "times: package (build, lintian, chroot) ${package_s:-?} s, ansible runs ${ansible_s:-?} s, total $(($(date +%s) - started)) s"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]

@@ -1,0 +1,176 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2154,SC2016,SC2015,SC2034 # work, here, ok, bad, skip, root_ok, ansible_s: shared with deploy/test.sh
+# deploy/tests/ansible.sh -- sourced by deploy/test.sh: the fleet playbook.
+#
+# Two "devices", each a bookworm chroot reached through a test-only connection plugin
+# (tests/ansible/connection_plugins/unwind_chroot.py), get packages built by build-deb.sh
+# from a stand-in executable (tests/ansible/fake-unwind: `unwind status --json` as a running
+# device answers it, or, built unhealthy, as a device whose daemon is down) and a stand-in
+# systemctl (no systemd runs in a chroot). Then:
+#   check mode on fresh devices; a run (both installed, contacts and configuration written,
+#   no contact in the output); a second run and check mode with changed=0; an unhealthy
+#   release: the first device (serial's first batch of one) installs it, fails the health
+#   check, gets the previous version back and is reported, the second is never touched; a
+#   device in a breathing session is waited for; one that stays busy is not updated; a bad
+#   contact is refused without being shown.
+
+# fake_package VERSION HEALTHY: prints the path of unwind_VERSION_ARCH.deb.
+fake_package() {
+    local v=$1 healthy=$2 rel=$work/fake-release-$1
+    mkdir -p "$rel/unwind_UnwindDevice.resources/Content/helpFiles"
+    sed -e "s/@VERSION@/$v/g" -e "s/@HEALTHY@/$healthy/g" "$here/tests/ansible/fake-unwind" >"$rel/unwind"
+    chmod 0755 "$rel/unwind"
+    printf 'Breathe in.\n' >"$rel/unwind_UnwindDevice.resources/Content/helpFiles/squareBreathing.txt"
+    "$here/build-deb.sh" --from "$rel" --out "$work/fake-debs" --version "$v" --compress gzip 2>>"$work/fake-debs.out"
+}
+
+# recap OUT HOST: the PLAY RECAP line of HOST.
+recap() { grep -E "^$2 +: " "$1" | tail -n 1; }
+changed0() { recap "$1" "$2" | grep -Eq 'changed=0 .*failed=0'; }
+installed() { chroot "$1" dpkg-query -W -f='${Version}' unwind 2>/dev/null; }
+
+ansible_tests() {
+    local dir=$here/ansible out
+    out=$work/ansible-syntax.out
+    if (cd "$dir" && ansible-playbook --syntax-check -i localhost, site.yml) >"$out" 2>&1; then ok "ansible-playbook --syntax-check site.yml"
+    else bad "ansible-playbook --syntax-check site.yml" "$out"; fi
+    if command -v ansible-lint >/dev/null; then
+        out=$work/ansible-lint.out
+        if (cd "$dir" && ansible-lint --offline -q site.yml) >"$out" 2>&1; then ok "ansible-lint site.yml"
+        else bad "ansible-lint site.yml" "$out"; fi
+    else
+        skip "ansible-lint" "not installed"
+    fi
+    [ "$root_ok" = 1 ] || { skip "ansible-playbook against chroot devices" "needs root"; return; }
+
+    local t0 good bad3 good4 d1=$work/dev1 d2=$work/dev2 inv=$work/ansible-inventory.yml vars=$work/ansible-vars.yml
+    t0=$(date +%s)
+    good=$(fake_package 2.0.0 yes) && bad3=$(fake_package 2.0.1 no) && good4=$(fake_package 2.0.2 yes) ||
+        { bad "stand-in packages for the playbook" "$work/fake-debs.out"; return; }
+    local d
+    for d in "$d1" "$d2"; do
+        make_chroot "$d" || { bad "a bookworm chroot for the playbook" "$work/debootstrap.out"; return; }
+        install -m 0755 "$here/tests/ansible/fake-systemctl" "$d/usr/local/bin/systemctl"
+        mkdir -p "$d/var/lib/unwind-test"
+    done
+    printf 'all:\n  hosts:\n    dev1:\n      ansible_host: %s\n    dev2:\n      ansible_host: %s\n  vars:\n    ansible_connection: unwind_chroot\n    ansible_python_interpreter: /usr/bin/python3\n' \
+        "$d1" "$d2" >"$inv"
+    cat >"$vars" <<'VARS'
+unwind_idle_retries: 30
+unwind_idle_delay: 1
+unwind_health_retries: 3
+unwind_health_delay: 1
+unwind_modem_on_uart: true
+unwind_alerts:
+  - name: Test Contact
+    number: "+16045550100"
+    message: This is a test alert.
+unwind_config:
+  display:
+    rotate_180: true
+VARS
+    export ANSIBLE_NOCOLOR=1 ANSIBLE_CONNECTION_PLUGINS=$here/tests/ansible/connection_plugins ANSIBLE_PIPELINING=1
+    local play=(ansible-playbook -i "$inv" -e unwind_hosts=all -e ansible_become=false -e "@$vars" site.yml)
+
+    out=$work/ansible-check1.out
+    if (cd "$dir" && "${play[@]}" -e "unwind_package_file=$good" --check) >"$out" 2>&1 &&
+        [ -z "$(installed "$d1")" ]; then
+        ok "ansible-playbook --check on two fresh devices: reports, installs nothing"
+    else
+        bad "ansible-playbook --check on two fresh devices" "$out"
+    fi
+
+    out=$work/ansible-run1.out
+    local why=
+    if ! (cd "$dir" && "${play[@]}" -e "unwind_package_file=$good") >"$out" 2>&1; then why="the play failed"
+    elif [ "$(installed "$d1")/$(installed "$d2")" != 2.0.0/2.0.0 ]; then why="installed: $(installed "$d1")/$(installed "$d2")"
+    elif [ "$(cat "$d1/var/lib/unwind/alert01.txt")" != "$(printf 'Test Contact\n+16045550100\nThis is a test alert.')" ]; then why="alert01.txt: $(cat -A "$d1/var/lib/unwind/alert01.txt")"
+    elif [ -s "$d1/var/lib/unwind/alert02.txt" ] || [ ! -f "$d1/var/lib/unwind/alert05.txt" ]; then why="alert02.txt not empty or alert05.txt missing"
+    elif ! grep -qx '  rotate_180: true' "$d2/etc/unwind/unwind.conf"; then why="unwind.conf: $(cat "$d2/etc/unwind/unwind.conf")"
+    elif [ "$(chroot "$d2" stat -c '%a %U:%G' /etc/unwind/unwind.conf)" != "640 root:unwind" ]; then why="unwind.conf's owner or mode"
+    elif [ ! -f "$d1/var/cache/unwind-deploy/good/$(basename "$good")" ]; then why="no good/$(basename "$good")"
+    elif [ "$(readlink "$d1/etc/udev/rules.d/99-unwind-modem-uart.rules")" != /usr/share/unwind/udev/99-unwind-modem-uart.rules ]; then why="unwind-setup --modem-on-uart did not run"
+    elif grep -q '16045550100' "$out"; then why="the output shows a contact's number"
+    fi
+    if [ -z "$why" ]; then
+        ok "ansible-playbook: both devices installed and healthy, alerts and configuration written, unwind-setup run, no contact in the output"
+    else
+        echo "$why" >>"$out"
+        bad "ansible-playbook installs two devices" "$out"
+    fi
+
+    out=$work/ansible-run2.out
+    if (cd "$dir" && "${play[@]}" -e "unwind_package_file=$good") >"$out" 2>&1 && changed0 "$out" dev1 && changed0 "$out" dev2; then
+        ok "second ansible-playbook run: changed=0 (the health check runs, read-only)"
+    else
+        bad "second ansible-playbook run: changed=0" "$out"
+    fi
+    out=$work/ansible-check2.out
+    if (cd "$dir" && "${play[@]}" -e "unwind_package_file=$good" --check) >"$out" 2>&1 && changed0 "$out" dev1 && changed0 "$out" dev2; then
+        ok "ansible-playbook --check after the run: changed=0"
+    else
+        bad "ansible-playbook --check after the run: changed=0" "$out"
+    fi
+
+    # Check mode with a new release pending: reported, nothing installed or staged.
+    out=$work/ansible-check3.out
+    if (cd "$dir" && "${play[@]}" -e "unwind_package_file=$bad3" --check) >"$out" 2>&1 &&
+        [ "$(installed "$d1")/$(installed "$d2")" = 2.0.0/2.0.0 ] && ! recap "$out" dev1 | grep -q 'changed=0 ' &&
+        [ ! -e "$d1/var/cache/unwind-deploy/$(basename "$bad3")" ]; then
+        ok "ansible-playbook --check with a new release: reports the update, installs nothing"
+    else
+        bad "ansible-playbook --check with a new release" "$out"
+    fi
+
+    # A release whose daemon does not come up: dev1, alone in the first batch, gets it, fails
+    # the health check and gets 2.0.0 back; the play stops before dev2.
+    out=$work/ansible-bad.out
+    why=
+    if (cd "$dir" && "${play[@]}" -e "unwind_package_file=$bad3") >"$out" 2>&1; then why="the play passed"
+    elif [ "$(installed "$d1")" != 2.0.0 ]; then why="dev1 runs $(installed "$d1"), not 2.0.0 again"
+    elif ! grep -q 'dev1: unwind 2.0.1 failed its health check at .*Health - the device answers unwind status --json.*Reinstalled 2.0.0, which passes the health check' "$out"; then why="no report of dev1"
+    elif [ "$(installed "$d2")" != 2.0.0 ] || [ -e "$d2/var/cache/unwind-deploy/$(basename "$bad3")" ]; then why="dev2 was touched"
+    elif ! recap "$out" dev1 | grep -q 'failed=1'; then why="dev1 not failed in the recap"
+    elif grep -q '16045550100' "$out"; then why="the output shows a contact's number"
+    fi
+    if [ -z "$why" ]; then
+        ok "an unhealthy release: dev1 fails the health check, gets 2.0.0 back and is reported; dev2 (next batch) untouched"
+    else
+        echo "$why" >>"$out"
+        bad "an unhealthy release is rolled back and stops the rollout" "$out"
+    fi
+
+    # A breathing session on dev1 for the next three answers: the update waits for its end.
+    echo 3 >"$d1/var/lib/unwind-test/session"
+    out=$work/ansible-busy.out
+    if (cd "$dir" && "${play[@]}" -e "unwind_package_file=$good4" --limit dev1) >"$out" 2>&1 &&
+        [ "$(grep -c 'RETRYING: \[dev1\]: Ask the device what it is doing' "$out")" = 3 ] && [ "$(installed "$d1")" = 2.0.2 ]; then
+        ok "dev1 in a breathing session: the update waits for its end, then installs 2.0.2"
+    else
+        bad "the update waits for a breathing session to end" "$out"
+    fi
+
+    # An alert that stays pending on dev2: not updated, reported busy.
+    touch "$d2/var/lib/unwind-test/pending"
+    out=$work/ansible-pending.out
+    if (cd "$dir" && "${play[@]}" -e "unwind_package_file=$good4" -e unwind_idle_retries=2 --limit dev2) >"$out" 2>&1; then
+        bad "a device with a pending alert is not updated (the play passed)" "$out"
+    elif grep -q 'dev2 stayed busy' "$out" && [ "$(installed "$d2")" = 2.0.0 ]; then
+        ok "dev2 with an alert pending: not updated, reported busy"
+    else
+        bad "a device with a pending alert is not updated" "$out"
+    fi
+    ansible_s=$(($(date +%s) - t0))
+
+    # A contact that breaks the rules stops the play before anything is written, and the
+    # message does not show the contact.
+    printf 'unwind_alerts:\n  - name: X\n    number: 16045550199\n    message: hi\n' >"$work/bad-alerts.yml"
+    out=$work/ansible-bad-contact.out
+    if (cd "$dir" && "${play[@]}" -e "unwind_package_file=$good" -e "@$work/bad-alerts.yml" --check --limit dev1) >"$out" 2>&1; then
+        bad "ansible refuses an unquoted number" "$out"
+    elif grep -q 'alert 1: needs' "$out" && ! grep -q '16045550199' "$out"; then
+        ok "ansible refuses an unquoted number, without showing it"
+    else
+        bad "ansible refuses an unquoted number, without showing it" "$out"
+    fi
+}
