@@ -75,7 +75,11 @@ public final class StatePersistence: @unchecked Sendable {
                         unreadable: seed) { bytes in
             try MantrasFile.parse(bytes)
         }
-        if missing {
+        if missing && list.isEmpty {
+            // The shipped list could not be read (an install without its content): writing an
+            // empty file would make "no mantras" the person's choice for good.
+            logger.error("the shipped mantras cannot be read; \(MantrasFile.name) is not created, and is seeded at the next start that finds them")
+        } else if missing {
             do {
                 try store.replace(MantrasFile.name, with: Array(MantrasFile.format(list).utf8))
                 logger.notice("\(MantrasFile.name) seeded with the \(list.count) shipped mantras")

@@ -125,22 +125,24 @@ final class TerminalPanel: DisplayPanel, DisplayControl, @unchecked Sendable {
     let stateDirectory: String
     let driver: SSD1306
     let model: SSD1306Model
-    let modem: ModemSimulator?
+    /// The simulated modem, once the device has started it (drawn under `drawing`).
+    private(set) var modem: ModemSimulator?
     /// Frames are drawn on the presenter's thread, a resize redraws on the loop's.
     let drawing = Mutex<Void>(())
     var text = ""
     var layout = TerminalLayout.measure(STDOUT_FILENO)
 
-    init(motor: SimulatedMotor, stateDirectory: String, modem: ModemSimulator?, logger: Logger, clock: LinuxClock,
+    init(motor: SimulatedMotor, stateDirectory: String, logger: Logger, clock: LinuxClock,
          panel: SSD1306.Configuration = SSD1306.Configuration()) {
         self.motor = motor
         self.stateDirectory = stateDirectory
-        self.modem = modem
         model = SSD1306Model()
         driver = SSD1306(bus: SimulatedI2CBus(model: model, clock: { clock.now().instant }), configuration: panel,
                          logger: logger, clock: { clock.now().instant })
         text.reserveCapacity(32 * 1024)
     }
+
+    func attach(_ modem: ModemSimulator) { drawing.withLock { _ in self.modem = modem } }
 
     func setSleeping(_ sleeping: Bool) { driver.setSleeping(sleeping) }
     func setContrast(_ value: UInt8) { driver.setContrast(value) }
@@ -213,33 +215,42 @@ public struct TerminalSimulator {
         try makeDirectory(stateDirectory)
         let logPath = stateDirectory + "/sim.log"
         let logFD = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o640)
+        // The terminal's own standard error, kept for a start-up failure: the person must see
+        // why the simulator did not start, not only the log.
+        let terminalError = dup(STDERR_FILENO)
         guard logFD >= 0, dup2(logFD, STDERR_FILENO) >= 0 else {
             throw DeviceError(device: logPath, operation: "open", errno: errno)
         }
         close(logFD)
+        do {
+            try runOnTerminal()
+        } catch {
+            if terminalError >= 0 {
+                let line = "unwind: \(error)\n"
+                _ = line.withCString { write(terminalError, $0, strlen($0)) }
+            }
+            throw error
+        }
+    }
+
+    private func runOnTerminal() throws {
         let clock = LinuxClock()
-        // First, before any thread: SIGTERM and SIGHUP only ever wake the loop's poll.
-        let stop = try StopOnSignals([SIGTERM, SIGHUP])
+        // First, before any thread: SIGTERM, SIGINT and SIGHUP only ever wake the loop's poll.
+        let stop = try StopOnSignals([SIGTERM, SIGINT, SIGHUP])
+        let waiter = try PollWaiter()
+        let alarm = try? RealtimeAlarm()
         let motor = SimulatedMotor(clock: clock)
         let buttons = KeyboardButtons(clock: clock)
-        // A simulated GSM modem on a real pseudo-terminal, driven through the real AT engine —
-        // or a real modem (`--modem PATH`): a USB dongle, or a modem simulator somebody else wrote.
-        var modemSim: ModemSimulator?
-        let serial: SerialConfiguration
-        if let realModem {
-            serial = realModem.serial
-        } else {
-            // Its link lives in the state directory: a killed simulator leaves nothing in /tmp.
-            let sim = try ModemSimulator(directory: stateDirectory + "/modem")
-            sim.start()
-            modemSim = sim
-            serial = SerialConfiguration(path: sim.path)
-        }
-        let panel = TerminalPanel(motor: motor, stateDirectory: stateDirectory, modem: modemSim, logger: logger, clock: clock,
+        let panel = TerminalPanel(motor: motor, stateDirectory: stateDirectory, logger: logger, clock: clock,
                                   panel: panelConfiguration)
         resizePipe.open()
         buttons.onResize = { panel.resized() }
         let presenter = ThreadedPresenter(panel: panel, logger: logger)
+        // The simulated modem is plugged in (its link made in the state directory) only once the
+        // device holds the state lock: a second simulator on the same directory must not
+        // replace the first one's modem.
+        final class Plugged { var modem: ModemSimulator? }
+        let plugged = Plugged()
 
         var saved = termios()
         tcgetattr(STDIN_FILENO, &saved)
@@ -257,9 +268,9 @@ public struct TerminalSimulator {
             writeTerminal("\u{1B}[?25h\u{1B}[?1049l")
         }
 
-        let board = Board(clock: clock, waiter: try PollWaiter(), motor: motor, buttons: buttons, presenter: presenter,
-                          displayControl: panel, alarm: try? RealtimeAlarm(),
-                          teardown: [presenter.stop, restoreTerminal, { modemSim?.stop() }])
+        let board = Board(clock: clock, waiter: waiter, motor: motor, buttons: buttons, presenter: presenter,
+                          displayControl: panel, alarm: alarm,
+                          teardown: [presenter.stop, restoreTerminal, { plugged.modem?.stop() }])
         var recipe = DeviceRecipe(stateDirectory: stateDirectory, contentDirectory: contentDirectory, settings: settings,
                                   socket: ControlSocket.simulator(stateDirectory: stateDirectory), writeInBackground: true)
         recipe.counselling = counselling
@@ -269,8 +280,22 @@ public struct TerminalSimulator {
         let device: DeviceAssembly
         do {
             device = try DeviceAssembly(board: board, recipe: recipe, alerts: { [logger, realModem, stateDirectory] now in
-                try ModemAlertLink.open(stateDirectory: stateDirectory, serial: serial,
-                                        modem: realModem?.modem ?? ModemConfiguration(), logger: logger, now: now)
+                // A simulated GSM modem on a real pseudo-terminal, driven through the real AT
+                // engine — or a real modem (`--modem PATH`): a USB dongle, or a modem simulator
+                // somebody else wrote.
+                let serial: SerialConfiguration
+                if let realModem {
+                    serial = realModem.serial
+                } else {
+                    // Its link lives in the state directory: a killed simulator leaves nothing in /tmp.
+                    let sim = try ModemSimulator(directory: stateDirectory + "/modem")
+                    sim.start()
+                    plugged.modem = sim
+                    panel.attach(sim)
+                    serial = SerialConfiguration(path: sim.path)
+                }
+                return try ModemAlertLink.open(stateDirectory: stateDirectory, serial: serial,
+                                               modem: realModem?.modem ?? ModemConfiguration(), logger: logger, now: now)
             }, participants: [stop], logger: logger)
         } catch {
             for undo in board.teardown { undo() }

@@ -37,10 +37,14 @@ public final class ModemSimulator: SimulatedModem, Sendable {
         } else {
             Self.removeAbandoned()
             var template = Array("/tmp/unwind-modem-sim-\(getpid())-XXXXXX".utf8CString)
-            guard let dir = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            // mkdtemp(3) fills in the template it is given: the name is read while the buffer lives.
+            let made = template.withUnsafeMutableBufferPointer { buffer -> String? in
+                guard let base = buffer.baseAddress, let dir = mkdtemp(base) else { return nil }
+                return String(cString: dir)
+            }
+            guard let made else {
                 throw DeviceError(device: "modem simulator", operation: "mkdtemp", errno: errno)
             }
-            let made = String(cString: dir)
             self.directory = made
             ownsDirectory = true
             _ = Self.live.withLock { $0.insert(made) }
