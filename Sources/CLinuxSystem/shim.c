@@ -15,6 +15,7 @@ int unwind_terminal_size(int fd, unsigned short *columns, unsigned short *rows) 
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
+#include <pthread.h>
 
 static int stop_pipe[2] = {-1, -1};
 
@@ -31,6 +32,14 @@ static void unwind_stop_signal(int sig)
 int unwind_stop_signals_install(const int *signals, size_t count)
 {
     if (stop_pipe[0] < 0 && pipe2(stop_pipe, O_NONBLOCK | O_CLOEXEC) != 0)
+        return -1;
+    // A parent may hand the signals over blocked (or ignored): stop signals must reach the
+    // handler whatever the process inherited. Threads started later inherit this mask.
+    sigset_t set;
+    sigemptyset(&set);
+    for (size_t i = 0; i < count; i++)
+        sigaddset(&set, signals[i]);
+    if (pthread_sigmask(SIG_UNBLOCK, &set, NULL) != 0)
         return -1;
     for (size_t i = 0; i < count; i++) {
         struct sigaction sa;

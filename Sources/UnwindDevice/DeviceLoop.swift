@@ -39,7 +39,6 @@ public final class DeviceLoop {
     let presenter: FramePresenter
     let persistence: StatePersistence
     let logger: Logger
-    let alarm: WallClockAlarm?
     let display: DisplayControl?
     let camera: GroundingCamera?
     let alerts: AlertLink?
@@ -95,7 +94,6 @@ public final class DeviceLoop {
         self.classifier = ButtonClassifier(timing: buttonTiming)
         self.framebuffer = Framebuffer(width: display.width, height: display.height)
         self.frameOrigin = clock.now().instant
-        self.alarm = alarm
         self.display = displayControl
         self.camera = camera
         self.alerts = alerts

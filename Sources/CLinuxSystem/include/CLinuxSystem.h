@@ -10,8 +10,8 @@
 /// TIOCGWINSZ on `fd` (ioctl is variadic, which Swift cannot call): 0 and the size, or -1 and errno.
 int unwind_terminal_size(int fd, unsigned short *columns, unsigned short *rows);
 
-/// Installs a handler for each of `signals` that only write(2)s the signal's number to a
-/// non-blocking self-pipe (async-signal-safe, on whichever thread the signal lands), and returns
-/// the pipe's read end for poll(2); -1 and errno on failure. Calling it again adds signals to
-/// the same pipe.
+/// Unblocks `signals` in the calling thread and installs a handler for each that only write(2)s
+/// the signal's number to a non-blocking self-pipe (async-signal-safe, on whichever thread the
+/// signal lands); returns the pipe's read end for poll(2), or -1 and errno. Calling it again
+/// adds signals to the same pipe.
 int unwind_stop_signals_install(const int *signals, size_t count);

@@ -1,0 +1,111 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLinuxSystem
+import Foundation
+import Synchronization
+import Testing
+
+/// `unwind sim` as a person runs it: the real executable on a pseudo-terminal (its standard
+/// input, output and error), keys written to the terminal's other end, signals from outside.
+final class SimulatorOnTerminal: @unchecked Sendable {
+    let process = Process()
+    let state: String
+    private let master: Int32
+    private let output = Mutex<[UInt8]>([])
+    private let drained = DispatchSemaphore(value: 0)
+
+    init(state: String) throws {
+        self.state = state
+        var m: Int32 = -1, s: Int32 = -1
+        var size = winsize(ws_row: 60, ws_col: 160, ws_xpixel: 0, ws_ypixel: 0)
+        guard openpty(&m, &s, nil, nil, &size) == 0 else { throw POSIXError(.EIO) }
+        master = m
+        let terminal = FileHandle(fileDescriptor: s, closeOnDealloc: true)
+        process.executableURL = URL(fileURLWithPath: UnwindRun.executable)
+        process.arguments = ["sim", "--state", state]
+        process.standardInput = terminal
+        process.standardOutput = terminal
+        process.standardError = terminal
+        try process.run()
+        try terminal.close()
+        let t = Thread { [self] in
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let n = read(master, &buffer, buffer.count)
+                if n > 0 { output.withLock { $0 += buffer[0..<n] }; continue }
+                if n < 0 && errno == EINTR { continue }
+                break  // EIO: every holder of the terminal's other end is gone
+            }
+            drained.signal()
+        }
+        t.start()
+    }
+
+    deinit {
+        if process.isRunning { process.terminate() }
+        close(master)
+    }
+
+    func type(_ keys: String) { _ = keys.withCString { write(master, $0, strlen($0)) } }
+
+    var text: String { output.withLock { String(decoding: $0, as: UTF8.self) } }
+
+    /// Answers `unwind status` on its socket: loaded, looping, its modem plugged in.
+    func waitUntilReady() -> Bool {
+        for _ in 0..<150 {
+            if !process.isRunning { return false }
+            if UnwindRun.run(["status", "--state", state]).status == 0 { return true }
+            usleep(100_000)
+        }
+        return false
+    }
+
+    /// The exit status, once it exited within `limit` (and everything it wrote was read).
+    func exitStatus(within limit: Duration = .seconds(10)) -> Int32? {
+        let clock = ContinuousClock()
+        let end = clock.now + limit
+        while process.isRunning && clock.now < end { usleep(20_000) }
+        guard !process.isRunning else { return nil }
+        _ = drained.wait(timeout: .now() + 2)
+        return process.terminationStatus
+    }
+}
+
+@Suite("The terminal simulator on a pseudo-terminal", .serialized)
+struct TerminalSimulatorTests {
+    /// SIGINT from outside (Ctrl-C typed is a key in raw mode) stops it as SIGTERM does: the
+    /// session is saved and the terminal given back.
+    @Test(arguments: [SIGINT, SIGTERM, SIGHUP])
+    func aStopSignalSavesAndRestoresTheTerminal(_ signal: Int32) throws {
+        let state = temporaryDirectory()
+        let sim = try SimulatorOnTerminal(state: state)
+        #expect(sim.waitUntilReady(), "the simulator did not come up: \(sim.text.suffix(300))")
+        sim.type(" ")  // SELECT: a session starts
+        usleep(300_000)
+        kill(sim.process.processIdentifier, signal)
+        #expect(sim.exitStatus() == 0)
+        #expect(FileManager.default.fileExists(atPath: state + "/totalTime.txt"), "the session was not saved")
+        #expect(sim.text.hasSuffix("\u{1B}[?25h\u{1B}[?1049l") || sim.text.contains("\u{1B}[?25h\u{1B}[?1049l"),
+                "the terminal was not given back")
+    }
+
+    /// A second simulator on the same state directory says why it cannot start, on its
+    /// terminal, and leaves the running one — and its modem's link — alone.
+    @Test func aSecondSimulatorLeavesTheFirstAlone() throws {
+        let state = temporaryDirectory()
+        let first = try SimulatorOnTerminal(state: state)
+        #expect(first.waitUntilReady())
+        let link = state + "/modem/ttyMODEM"
+        #expect(FileManager.default.fileExists(atPath: link))
+        let second = try SimulatorOnTerminal(state: state)
+        let status = second.exitStatus()
+        #expect(status != nil && status != 0)
+        #expect(second.text.contains("another unwind is already running"), "\(second.text.suffix(300))")
+        #expect(FileManager.default.fileExists(atPath: link), "the running simulator's modem link was removed")
+        #expect(first.process.isRunning)
+        #expect(UnwindRun.run(["status", "--state", state]).status == 0)
+        kill(first.process.processIdentifier, SIGTERM)
+        #expect(first.exitStatus() == 0)
+    }
+}
