@@ -230,4 +230,19 @@ struct OutboxHostileFileTests {
         #expect(error == nil)
         #expect(try Outbox(storage: try DirectoryStore.outbox(at: dir.path)).entries.map(\.id) == [entry.id])
     }
+
+    /// A restore journal planted in the outbox directory (a dead writer's pid, committed, holding
+    /// a directory where a message file should be) cannot be finished: it is set aside, the
+    /// outbox says so, and a real message beside it still loads.
+    @Test func anUnfinishableJournalIsSetAsideAndSaid() throws {
+        let dir = ScratchDirectory("outbox-journal")
+        let journal = dir.path + "/.txn-2147483646-1"
+        try FileManager.default.createDirectory(atPath: journal + "/b.msg", withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: journal + "/.commit", contents: nil)
+        try Data(Self.file().utf8).write(to: URL(fileURLWithPath: dir.path + "/a.msg"))
+        let outbox = try Outbox(storage: try DirectoryStore.outbox(at: dir.path))
+        #expect(outbox.entries.map(\.id.rawValue) == ["a"])
+        #expect(outbox.problems.contains { $0.contains("could not be finished") }, "\(outbox.problems)")
+        #expect(FileManager.default.fileExists(atPath: journal + ".unfinished"))
+    }
 }
