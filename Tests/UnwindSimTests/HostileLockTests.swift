@@ -31,6 +31,7 @@ struct HostileLockTests {
         let r = rig.unwind(["mantras", "add", "Held but not lost."])
         #expect(clock.now - started < .seconds(15), "the command waited \(clock.now - started)")
         #expect(r.status == 1 && r.stderr.contains("delayed"), "\(r)")
+        #expect(r.stderr.contains("the device uses the change now, but it is not on the card"), "\(r)")
         #expect(!(rig.file(MantrasFile.name) ?? "").contains("Held but not lost."))
         // The loop kept running meanwhile: the status answers.
         #expect(rig.status() != nil)
@@ -64,5 +65,17 @@ struct HostileLockTests {
         #expect(clock.now - started < .seconds(15), "starting took \(clock.now - started)")
         #expect(rig.status() != nil)
         rig.shutdown()
+    }
+
+    /// A write that fails (a directory planted where the slot file goes) is said as it is: the
+    /// device uses the new contact now, the card does not have it.
+    @Test func aFailedSaveSaysTheDeviceUsesTheChangeButTheCardDoesNot() throws {
+        let rig = try MaintenanceRig()
+        try FileManager.default.createDirectory(atPath: rig.directory + "/alert03.txt", withIntermediateDirectories: false)
+        let r = rig.unwind(["alerts", "set", "3", "--name", "Carol", "--number", "+15550100", "--message", "Please call."])
+        #expect(r.status == 1, "\(r)")
+        #expect(r.stderr.contains("the device uses the change now, but it is not on the card"), "\(r)")
+        #expect(r.stderr.contains("failed"), "\(r)")
+        #expect(rig.status()?.alertSlots[2].hasPrefix("Carol") == true)
     }
 }

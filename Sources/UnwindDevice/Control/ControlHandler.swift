@@ -145,7 +145,8 @@ extension DeviceLoop: ControlHandling {
         let answer = response
         let check: (Moment, Bool) -> ControlResponse? = { _, expired in
             if barrier.isDone {
-                if let f = barrier.failure { return ControlResponse(.failed("the device could not save the change: \(f)")) }
+                // The core already acts on the change: say so, and that the card does not have it yet.
+                if let f = barrier.failure { return ControlResponse(.failed("the device uses the change now, but it is not on the card: \(f)")) }
                 return answer
             }
             return expired ? ControlResponse(.failed("the change is made but not yet on the card after \(Self.writeTimeout); see the journal")) : nil
