@@ -269,10 +269,14 @@ public struct ScriptedModem: Sendable {
                 continue
             }
             let key = "\(s.number)#\(c.reference)#\(c.parts)"
-            pending[key, default: [:]][c.part] = s.text
-            if pending[key]!.count == c.parts && !done.contains(key) {
+            var got = pending[key, default: [:]]
+            got[c.part] = s.text
+            pending[key] = got
+            // The header is what the device under test sent: a count of 0 is its bug to report,
+            // never a trap in the simulator.
+            if c.parts >= 1, got.count == c.parts, !done.contains(key) {
                 done.insert(key)
-                let text = (1...c.parts).map { pending[key]![$0] ?? "" }.joined()
+                let text = (1...c.parts).map { got[$0] ?? "" }.joined()
                 out.append(SimulatedSMS(number: s.number, text: text, parts: c.parts))
             }
         }

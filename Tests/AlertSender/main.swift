@@ -25,7 +25,7 @@ var logger = Logger(label: "alert-sender")
 logger.logLevel = .critical
 let clock = LinuxClock()
 let modem = GSMModem(port: try SerialPort(SerialConfiguration(path: args[1])),
-                     outbox: try Outbox(storage: try DirectoryStore.outbox(at: args[2]), now: clock.now().wall), logger: logger)
+                     outbox: Outbox(storage: try DirectoryStore.outbox(at: args[2]), now: clock.now().wall), logger: logger)
 if args.count == 6 {
     _ = modem.send(try AlertSlot(name: args[3], number: args[4], message: args[5]), slot: 1, at: clock.now())
     say("journaled")

@@ -82,10 +82,10 @@ struct OutboxKillTests {
         // The next start, on a healthy network: a new modem session on the same outbox.
         sim.setScript { $0 = ModemScript() }
         let clock = LinuxClock()
-        let reloaded = try Outbox(storage: try DirectoryStore.outbox(at: dir), now: LinuxClock().now().wall)
+        let reloaded = Outbox(storage: try DirectoryStore.outbox(at: dir), now: LinuxClock().now().wall)
         #expect(reloaded.entries.count == 1, "outbox problems: \(reloaded.problems), files: \((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [])")
         let modem = GSMModem(port: try SerialPort(SerialConfiguration(path: sim.path)),
-                             outbox: try Outbox(storage: try DirectoryStore.outbox(at: dir), now: clock.now().wall), logger: quietLogger())
+                             outbox: Outbox(storage: try DirectoryStore.outbox(at: dir), now: clock.now().wall), logger: quietLogger())
         defer { modem.close() }
         let sent = until(20) {
             modem.step(at: clock.now())

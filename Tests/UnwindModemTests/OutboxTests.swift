@@ -37,18 +37,18 @@ struct OutboxTests {
 
     @Test func entriesSurviveAReloadInOrder() throws {
         let dir = ScratchDirectory()
-        let outbox = try Outbox(storage: try DirectoryStore.outbox(at: dir.path))
+        let outbox = Outbox(storage: try DirectoryStore.outbox(at: dir.path))
         for k in 1...5 {
             let (_, error) = outbox.add(alert("C\(k)", "+1555010000\(k)", "Help \(k)"), slot: k,
                                         at: WallTime(secondsSinceEpoch: 100), reference: UInt16(k), nonce: UInt16(k * 7))
             #expect(error == nil)
         }
-        let again = try Outbox(storage: try DirectoryStore.outbox(at: dir.path))
+        let again = Outbox(storage: try DirectoryStore.outbox(at: dir.path))
         #expect(again.entries.map(\.alert.name) == ["C1", "C2", "C3", "C4", "C5"])
         #expect(again.entries == outbox.entries)
         try again.remove(again.entries[0].id)
-        #expect(try Outbox(storage: try DirectoryStore.outbox(at: dir.path)).entries.count == 4)
-        let more = try Outbox(storage: try DirectoryStore.outbox(at: dir.path))
+        #expect(Outbox(storage: try DirectoryStore.outbox(at: dir.path)).entries.count == 4)
+        let more = Outbox(storage: try DirectoryStore.outbox(at: dir.path))
         let (next, _) = more.add(alert(), slot: nil, at: WallTime(secondsSinceEpoch: 200), reference: 1, nonce: 1)
         #expect(next.sequence == 6, "sequence continues after a restart")
     }
@@ -64,7 +64,7 @@ struct OutboxTests {
         try evil.write(toFile: dir.path + "/alert-1-1-0001.msg", atomically: true, encoding: .utf8)
         try evilNumber.write(toFile: dir.path + "/alert-1-2-0002.msg", atomically: true, encoding: .utf8)
         try "garbage".write(toFile: dir.path + "/alert-1-3-0003.msg", atomically: true, encoding: .utf8)
-        let outbox = try Outbox(storage: try DirectoryStore.outbox(at: dir.path), now: WallTime(secondsSinceEpoch: 42))
+        let outbox = Outbox(storage: try DirectoryStore.outbox(at: dir.path), now: WallTime(secondsSinceEpoch: 42))
         #expect(outbox.entries.isEmpty)
         #expect(outbox.problems.count == 3)
         #expect(outbox.problems[0].contains("message: character 1 is Ctrl-Z"))
@@ -221,14 +221,14 @@ struct OutboxHostileFileTests {
     func aHostileNumberIsSetAsideAndTheNextAlertIsJournaled(_ name: String, _ text: String) throws {
         let dir = ScratchDirectory("outbox-hostile")
         try Data(text.utf8).write(to: URL(fileURLWithPath: dir.path + "/a.msg"))
-        let outbox = try Outbox(storage: try DirectoryStore.outbox(at: dir.path))
+        let outbox = Outbox(storage: try DirectoryStore.outbox(at: dir.path))
         #expect(outbox.entries.isEmpty, "\(name) was taken as a message")
         #expect(outbox.problems.count == 1, "\(name): \(outbox.problems)")
         let names = try DirectoryStore.outbox(at: dir.path).names()
         #expect(names.contains { $0.hasPrefix("a.msg.corrupt-") }, "\(name): kept aside, not deleted: \(names)")
         let (entry, error) = outbox.add(alert(), slot: 1, at: WallTime(secondsSinceEpoch: 1_800_000_000), reference: 7, nonce: 1)
         #expect(error == nil)
-        #expect(try Outbox(storage: try DirectoryStore.outbox(at: dir.path)).entries.map(\.id) == [entry.id])
+        #expect(Outbox(storage: try DirectoryStore.outbox(at: dir.path)).entries.map(\.id) == [entry.id])
     }
 
     /// A restore journal planted in the outbox directory (a dead writer's pid, committed, holding
@@ -240,7 +240,7 @@ struct OutboxHostileFileTests {
         try FileManager.default.createDirectory(atPath: journal + "/b.msg", withIntermediateDirectories: true)
         FileManager.default.createFile(atPath: journal + "/.commit", contents: nil)
         try Data(Self.file().utf8).write(to: URL(fileURLWithPath: dir.path + "/a.msg"))
-        let outbox = try Outbox(storage: try DirectoryStore.outbox(at: dir.path))
+        let outbox = Outbox(storage: try DirectoryStore.outbox(at: dir.path))
         #expect(outbox.entries.map(\.id.rawValue) == ["a"])
         #expect(outbox.problems.contains { $0.contains("could not be finished") }, "\(outbox.problems)")
         #expect(FileManager.default.fileExists(atPath: journal + ".unfinished"))

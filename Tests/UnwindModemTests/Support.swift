@@ -88,7 +88,7 @@ final class ModemRig {
             (time, line, self.pty, clock, sim) = (nil, nil, pty, LinuxClock(), pty)
             port = try SerialPort(SerialConfiguration(path: pty.path, baud: baud))
         }
-        outbox = try Outbox(storage: try DirectoryStore.outbox(at: directory.path))
+        outbox = Outbox(storage: try DirectoryStore.outbox(at: directory.path))
         modem = GSMModem(port: port, outbox: outbox, configuration: configuration, random: SeededRandom(seed: 42),
                          logger: quietLogger())
     }
@@ -100,7 +100,7 @@ final class ModemRig {
     func restartDaemon() throws {
         port.close()
         if let pty { port = try SerialPort(SerialConfiguration(path: pty.path, baud: baud)) }
-        outbox = try Outbox(storage: try DirectoryStore.outbox(at: directory.path))
+        outbox = Outbox(storage: try DirectoryStore.outbox(at: directory.path))
         modem = GSMModem(port: port, outbox: outbox, configuration: configuration, random: SeededRandom(seed: 7),
                          logger: quietLogger())
     }

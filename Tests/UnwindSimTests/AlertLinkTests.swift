@@ -26,7 +26,7 @@ import UnwindDevices
         let alert = try AlertSlot(name: "Mum", number: "+15550100001", message: "Please call me.")
         do {
             let link = ModemAlertLink(modem: GSMModem(port: try SerialPort(SerialConfiguration(path: sim.path)),
-                                                      outbox: try Outbox(storage: try DirectoryStore.outbox(at: dir)), logger: Logger(label: "t")))
+                                                      outbox: Outbox(storage: try DirectoryStore.outbox(at: dir)), logger: Logger(label: "t")))
             link.send([AlertRequest(slot: 0, alert: alert), AlertRequest(slot: 4, alert: alert)], at: clock.now())
             var updates: [AlertLinkUpdate] = []
             link.step(at: clock.now(), into: &updates)
@@ -34,7 +34,7 @@ import UnwindDevices
             link.close()
         }
         // A new daemon on the same outbox: both alerts are back, on the same rows.
-        let reloaded = try Outbox(storage: try DirectoryStore.outbox(at: dir))
+        let reloaded = Outbox(storage: try DirectoryStore.outbox(at: dir))
         #expect(reloaded.problems.isEmpty)
         #expect(reloaded.entries.map(\.slot) == [1, 5])
         let link = ModemAlertLink(modem: GSMModem(port: try SerialPort(SerialConfiguration(path: sim.path)),

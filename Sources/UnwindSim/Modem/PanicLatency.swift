@@ -26,7 +26,7 @@ public func measurePanicLatency(alerts count: Int = 5, baud: Int = 115_200, dire
     var logger = Logger(label: "unwind.bench.modem")
     logger.logLevel = .warning
     let port = try SerialPort(SerialConfiguration(path: sim.path, baud: baud))
-    let modem = GSMModem(port: port, outbox: try Outbox(storage: try DirectoryStore.outbox(at: dir)), random: SeededRandom(seed: 1), logger: logger)
+    let modem = GSMModem(port: port, outbox: Outbox(storage: try DirectoryStore.outbox(at: dir)), random: SeededRandom(seed: 1), logger: logger)
     defer { modem.close() }
 
     func drive(until done: () -> Bool, within limit: Duration) throws {
