@@ -49,3 +49,14 @@ public func pointerOrErrno<P>(retryOnInterrupt: Bool = true, _ call: () -> P?) t
     }
     return retryOnInterrupt ? try retryingInterrupts(once) : try once()
 }
+
+/// The name in a directory entry readdir(3) returned, or nil when it is not UTF-8.
+///
+/// Read in place, up to its NUL: a record is only as long as its name (`d_reclen`), so copying
+/// the whole 256-byte `d_name` field — `withUnsafeBytes(of: entry.pointee.d_name)` — reads past
+/// the end of the buffer readdir filled, and crashed once where that buffer ended on a page.
+public func directoryEntryName(_ entry: UnsafeMutablePointer<dirent>) -> String? {
+    withUnsafeMutablePointer(to: &entry.pointee.d_name) { field in
+        field.withMemoryRebound(to: CChar.self, capacity: 256) { String(validatingCString: $0) }
+    }
+}

@@ -64,6 +64,10 @@ final class KeyboardButtons: ButtonLines {
             onResize?()
         }
         let n = read(STDIN_FILENO, &buf, buf.count)
+        // End of input or a hung-up terminal (EIO): nobody can press a key any more, and the
+        // descriptor would stay readable — quit as `q` does (the session is saved) instead of
+        // spinning on it.
+        if n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) { quit = true }
         if n > 0 {
             let now = clock.now().instant
             var i = 0

@@ -86,8 +86,7 @@ public final class ModemSimulator: SimulatedModem, Sendable {
         defer { closedir(d) }
         let prefix = "unwind-modem-sim-"
         while let e = readdir(d) {
-            let name = withUnsafeBytes(of: e.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
-            guard name.hasPrefix(prefix) else { continue }
+            guard let name = directoryEntryName(e), name.hasPrefix(prefix) else { continue }
             let rest = name.dropFirst(prefix.count).split(separator: "-")
             guard rest.count == 2, let pid = Int32(rest[0]), pid > 0, pid != getpid() else { continue }
             var st = stat()

@@ -77,9 +77,7 @@ func temporaryFiles(in directory: String, for name: String) -> [String] {
     defer { closedir(stream) }
     var found: [String] = []
     while let entry = readdir(stream) {
-        let entryName = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-        }
+        guard let entryName = directoryEntryName(entry) else { continue }
         if entryName.hasPrefix(".\(name).tmp-") { found.append(entryName) }
     }
     return found

@@ -12,6 +12,7 @@ final class SimulatorOnTerminal: @unchecked Sendable {
     let process = Process()
     let state: String
     private let master: Int32
+    private let hangUpAsked = Atomic<Bool>(false)
     private let output = Mutex<[UInt8]>([])
     private let drained = DispatchSemaphore(value: 0)
 
@@ -31,21 +32,27 @@ final class SimulatorOnTerminal: @unchecked Sendable {
         try terminal.close()
         let t = Thread { [self] in
             var buffer = [UInt8](repeating: 0, count: 4096)
-            while true {
+            var watch = pollfd(fd: master, events: Int16(POLLIN), revents: 0)
+            while !hangUpAsked.load(ordering: .relaxed) {
+                // Polled, not blocked in read: a hang-up closes this end from this thread.
+                guard poll(&watch, 1, 50) > 0 else { continue }
                 let n = read(master, &buffer, buffer.count)
                 if n > 0 { output.withLock { $0 += buffer[0..<n] }; continue }
                 if n < 0 && errno == EINTR { continue }
                 break  // EIO: every holder of the terminal's other end is gone
             }
+            close(master)
             drained.signal()
         }
         t.start()
     }
 
     deinit {
-        if process.isRunning { process.terminate() }
-        close(master)
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
+
+    /// Closes this end: the simulator's reads of its terminal then fail with EIO.
+    func hangUp() { hangUpAsked.store(true, ordering: .relaxed) }
 
     func type(_ keys: String) { _ = keys.withCString { write(master, $0, strlen($0)) } }
 
@@ -66,7 +73,11 @@ final class SimulatorOnTerminal: @unchecked Sendable {
         let clock = ContinuousClock()
         let end = clock.now + limit
         while process.isRunning && clock.now < end { usleep(20_000) }
-        guard !process.isRunning else { return nil }
+        guard !process.isRunning else {
+            // Never left behind when a test fails: it would spin on, unseen.
+            kill(process.processIdentifier, SIGKILL)
+            return nil
+        }
         _ = drained.wait(timeout: .now() + 2)
         return process.terminationStatus
     }
@@ -107,5 +118,16 @@ struct TerminalSimulatorTests {
         #expect(UnwindRun.run(["status", "--state", state]).status == 0)
         kill(first.process.processIdentifier, SIGTERM)
         #expect(first.exitStatus() == 0)
+    }
+
+    /// The terminal goes away (the window closed without SIGHUP reaching it, the test ended):
+    /// it quits and saves instead of spinning on a descriptor that stays readable.
+    @Test func aTerminalThatGoesAwayEndsTheSimulator() throws {
+        let state = temporaryDirectory()
+        let sim = try SimulatorOnTerminal(state: state)
+        #expect(sim.waitUntilReady())
+        sim.hangUp()
+        #expect(sim.exitStatus() == 0, "still running after its terminal went away")
+        #expect(FileManager.default.fileExists(atPath: state + "/totalTime.txt"))
     }
 }

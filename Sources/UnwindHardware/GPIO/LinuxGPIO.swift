@@ -88,10 +88,7 @@ public struct LibgpiodBackend: GPIOBackend {
         defer { closedir(dir) }
         var found: [(Int, String)] = []
         while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            guard name.hasPrefix("gpiochip"), let n = Int(name.dropFirst(8)) else { continue }
+            guard let name = directoryEntryName(entry), name.hasPrefix("gpiochip"), let n = Int(name.dropFirst(8)) else { continue }
             found.append((n, "/dev/" + name))
         }
         return found.sorted { $0.0 < $1.0 }.map(\.1)

@@ -120,10 +120,7 @@ extension DirectoryStore {
                 if errno != 0 { throw storeError("readdir", path, Errno(rawValue: errno)) }
                 return out
             }
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(validating: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if let name, name != ".", name != ".." { out.append(name) }
+            if let name = directoryEntryName(entry), name != ".", name != ".." { out.append(name) }
         }
     }
 
