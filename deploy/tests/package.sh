@@ -33,8 +33,13 @@ run_checks() {
 package_build() {
     local rel=$work/pkg-release opts t0 out=$work/build-deb-1.out deps
     make_release "$binary" "$rel"
-    if objdump -p "$binary" | grep -Eq 'NEEDED +libswiftCore'; then
-        pkg_swift_runtime=$(dirname "$(ldd "$binary" | awk '$1 == "libswiftCore.so" { print $3 }')")
+    # Read whole, then grep: under pipefail, `objdump | grep -q` fails when grep's early exit
+    # kills objdump with SIGPIPE (which CI's machine did, and this one did not).
+    local needed linked
+    needed=$(objdump -p "$binary")
+    linked=$(ldd "$binary" || true)
+    if grep -Eq 'NEEDED +libswiftCore' <<<"$needed"; then
+        pkg_swift_runtime=$(dirname "$(awk '$1 == "libswiftCore.so" { print $3 }' <<<"$linked")")
     fi
     opts=(--from "$rel" --out "$work/debs" --compress gzip)
     [ -n "$pkg_swift_runtime" ] && opts+=(--swift-runtime "$pkg_swift_runtime")
@@ -58,8 +63,8 @@ package_build() {
     fi
     # A static release build needs no Swift runtime at all.
     if [ -z "$pkg_swift_runtime" ]; then
-        if ldd "$binary" | grep -Eq 'libswift|libFoundation|libdispatch'; then
-            ldd "$binary" >"$out.ldd"; bad "the release binary links no Swift runtime (ldd)" "$out.ldd"
+        if grep -Eq 'libswift|libFoundation|libdispatch' <<<"$linked"; then
+            echo "$linked" >"$out.ldd"; bad "the release binary links no Swift runtime (ldd)" "$out.ldd"
         else
             ok "the release binary links no Swift runtime (ldd: $(ldd "$binary" | awk '$1 ~ /^lib/ { sub(/\.so.*/, "", $1); printf "%s ", $1 }'))"
         fi
