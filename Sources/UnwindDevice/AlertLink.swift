@@ -11,6 +11,10 @@ public protocol AlertLink: AnyObject {
     func send(_ requests: [AlertRequest], at now: Moment)
     func dial(_ number: PhoneNumber, at now: Moment)
     func hangUp()
+    /// The person dismissed these replies (ids from `.reply`): they are not reported again.
+    func markRepliesSeen(_ ids: [String])
+    /// Run the modem's start-up checks now, sending nothing; the outcome comes as `.readiness`.
+    func runSelfTest(at now: Moment)
     /// Does what is due and appends what changed since the last call.
     func step(at now: Moment, into updates: inout [AlertLinkUpdate])
     func close()
@@ -23,8 +27,15 @@ public enum AlertLinkUpdate: Equatable, Sendable {
     /// Alerts an earlier run asked for and the outbox is sending again after a restart: the
     /// person sees (and feels) them exactly as before the restart.
     case resumed([AlertProgress])
+    /// News about an alert (`.panic` or `.checkIn`): queued … sent … delivered / failed.
     case delivery(slot: Int, AlertDelivery)
+    /// News about a follow-up (`.allClear`, `.test`).
+    case followUp(slot: Int, purpose: AlertPurpose, AlertDelivery)
     case call(active: Bool)
+    /// An SMS received and on the SD card; also, at the first step, each one not yet dismissed.
+    case reply(IncomingReply)
+    /// Whether a PANIC could go out now: at the first step, after each change, after a self-test.
+    case readiness(AlertReadiness)
 }
 
 /// The panic path through the GSM modem: every request goes to the journaled outbox first
@@ -70,6 +81,8 @@ public final class ModemAlertLink: AlertLink {
 
     public func dial(_ number: PhoneNumber, at now: Moment) { modem.dial(number, at: now.instant) }
     public func hangUp() { modem.hangUp() }
+    public func markRepliesSeen(_ ids: [String]) {}
+    public func runSelfTest(at now: Moment) {}
 
     public func step(at now: Moment, into updates: inout [AlertLinkUpdate]) {
         if !resumed.isEmpty {

@@ -226,10 +226,21 @@ public final class DeviceLoop {
             case .sendAlerts(let requests):
                 if let alerts { alerts.send(requests, at: clock.now()) } else {
                     logger.error("PANIC: no alert link configured; \(requests.count) alert(s) not sent")
-                    for r in requests { core.apply(.alertDelivery(slot: r.slot, .failed("no modem configured")), at: clock.now(), effects: &deferred) }
+                    for r in requests {
+                        let event: DeviceEvent = switch r.purpose {
+                        case .panic, .checkIn: .alertDelivery(slot: r.slot, .failed("no modem configured"))
+                        case .allClear, .test: .followUpDelivery(slot: r.slot, purpose: r.purpose, .failed("no modem configured"))
+                        }
+                        core.apply(event, at: clock.now(), effects: &deferred)
+                    }
                 }
             case .dial(let number): alerts?.dial(number, at: clock.now())
             case .hangUp: alerts?.hangUp()
+            case .markRepliesSeen(let ids): alerts?.markRepliesSeen(ids)
+            case .runSelfTest:
+                if let alerts { alerts.runSelfTest(at: clock.now()) } else {
+                    core.apply(.alertReadiness(AlertReadiness(problems: [.noModem])), at: clock.now(), effects: &deferred)
+                }
             }
         }
         effects.removeAll(keepingCapacity: true)

@@ -45,6 +45,8 @@ public final class ScriptedAlertLink: AlertLink {
 
     public func dial(_ number: PhoneNumber, at now: Moment) { calls.append((now.instant, "dial \(number.text)")) }
     public func hangUp() { calls.append((calls.last?.0 ?? .zero, "hang up")) }
+    public func markRepliesSeen(_ ids: [String]) {}
+    public func runSelfTest(at now: Moment) {}
 
     public func step(at now: Moment, into updates: inout [AlertLinkUpdate]) {
         var i = 0

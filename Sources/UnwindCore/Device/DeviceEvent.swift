@@ -23,6 +23,12 @@ public enum DeviceEvent: Equatable, Sendable {
     case alertDelivery(slot: Int, AlertDelivery)
     /// The modem: the counselling call started, ended or failed.
     case callChanged(active: Bool)
+    /// The modem: news about a message that is not an alert (an "I'm OK now", the monthly test).
+    case followUpDelivery(slot: Int, purpose: AlertPurpose, AlertDelivery)
+    /// The modem: an SMS arrived (or one not yet dismissed was found again at start).
+    case replyReceived(IncomingReply)
+    /// The modem: whether a PANIC could go out now, after each change and each self-test.
+    case alertReadiness(AlertReadiness)
 
     /// The maintainer, through the control socket: the same state the buttons change, so the
     /// person's edits and the maintainer's never overwrite each other.
@@ -77,6 +83,9 @@ extension DeviceCore {
         case .alertsResumed(let p): alertsResumed(p, at: now, effects: &effects)
         case .alertDelivery(let slot, let d): alertUpdate(slot: slot, delivery: d, at: now, effects: &effects)
         case .callChanged(let active): callChanged(active: active)
+        case .followUpDelivery(let slot, let purpose, let d): followUpUpdate(slot: slot, purpose: purpose, delivery: d, at: now, effects: &effects)
+        case .replyReceived(let reply): replyReceived(reply, at: now, effects: &effects)
+        case .alertReadiness(let r): readinessChanged(r, at: now, effects: &effects)
         case .maintainer(let change): return apply(change, at: now, effects: &effects)
         }
         return nil

@@ -44,4 +44,8 @@ public enum Effect: Equatable, Sendable {
     case dial(PhoneNumber)
     /// Panic: end the call (ATH).
     case hangUp
+    /// The person dismissed these replies: remembered in the inbox, never shown again.
+    case markRepliesSeen([String])
+    /// Run the modem's start-up checks now (no SMS); the answer comes as `.alertReadiness`.
+    case runSelfTest
 }

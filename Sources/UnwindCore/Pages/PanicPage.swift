@@ -2,10 +2,15 @@
 public struct AlertRequest: Equatable, Sendable {
     /// 0-based slot: `alert01.txt` is slot 0.
     public var slot: Int
+    /// The contact and the text to send (for a follow-up, the slot's contact with its text).
     public var alert: AlertSlot
-    public init(slot: Int, alert: AlertSlot) {
+    /// `.panic` and `.checkIn` are alerts (their news comes as `alertDelivery`); the others are
+    /// follow-ups (`followUpDelivery`).
+    public var purpose: AlertPurpose
+    public init(slot: Int, alert: AlertSlot, purpose: AlertPurpose = .panic) {
         self.slot = slot
         self.alert = alert
+        self.purpose = purpose
     }
 }
 
@@ -13,7 +18,11 @@ public struct AlertRequest: Equatable, Sendable {
 public enum AlertDelivery: Equatable, Sendable {
     case queued
     case sending
+    /// The network accepted it (`+CMGS`). Without a status report this is as far as anyone
+    /// can know: the screen says "SENT", never "delivered".
     case sent
+    /// A status report said the recipient's phone has it (every part of a long message).
+    case delivered
     /// An attempt failed; retries go on by themselves.
     case retrying(String)
     /// Will not be retried (an unassigned number): the person must know.
@@ -29,6 +38,7 @@ public enum AlertDelivery: Equatable, Sendable {
         case .queued: "queued"
         case .sending: "sending"
         case .sent: "SENT"
+        case .delivered: "DELIVERED"
         case .retrying: "retrying"
         case .failed: "FAILED"
         case .blocked: "CANNOT"
@@ -38,7 +48,7 @@ public enum AlertDelivery: Equatable, Sendable {
 
     public var isFinished: Bool {
         switch self {
-        case .sent, .failed, .cancelled: true
+        case .sent, .delivered, .failed, .cancelled: true
         default: false
         }
     }
