@@ -11,6 +11,9 @@ public protocol AlertLink: AnyObject {
     func send(_ requests: [AlertRequest], at now: Moment)
     func dial(_ number: PhoneNumber, at now: Moment)
     func hangUp()
+    /// Cancel these slots' alerts that have not gone yet (an alert already on the wire may still
+    /// be reported sent).
+    func cancelAlerts(_ slots: [Int])
     /// The person dismissed these replies (ids from `.reply`): they are not reported again.
     func markRepliesSeen(_ ids: [String])
     /// Run the modem's start-up checks now, sending nothing; the outcome comes as `.readiness`.
@@ -82,6 +85,9 @@ public final class ModemAlertLink: AlertLink {
     public func dial(_ number: PhoneNumber, at now: Moment) { modem.dial(number, at: now.instant) }
     public func hangUp() { modem.hangUp() }
     public func markRepliesSeen(_ ids: [String]) {}
+    public func cancelAlerts(_ slots: [Int]) {
+        for t in tracked where slots.contains(t.slot) { modem.cancel(t.id) }
+    }
     public func runSelfTest(at now: Moment) {}
 
     public func step(at now: Moment, into updates: inout [AlertLinkUpdate]) {

@@ -237,6 +237,8 @@ public final class DeviceLoop {
             case .dial(let number): alerts?.dial(number, at: clock.now())
             case .hangUp: alerts?.hangUp()
             case .markRepliesSeen(let ids): alerts?.markRepliesSeen(ids)
+            case .cancelAlerts(let slots): alerts?.cancelAlerts(slots)
+            case .log(let line): logger.notice("\(line)")
             case .runSelfTest:
                 if let alerts { alerts.runSelfTest(at: clock.now()) } else {
                     core.apply(.alertReadiness(AlertReadiness(problems: [.noModem])), at: clock.now(), effects: &deferred)

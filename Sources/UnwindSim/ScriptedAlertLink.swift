@@ -46,9 +46,19 @@ public final class ScriptedAlertLink: AlertLink {
     public func dial(_ number: PhoneNumber, at now: Moment) { calls.append((now.instant, "dial \(number.text)")) }
     public func hangUp() { calls.append((calls.last?.0 ?? .zero, "hang up")) }
     public func markRepliesSeen(_ ids: [String]) {}
+    public func cancelAlerts(_ slots: [Int]) {
+        for p in pending where slots.contains(p.slot) && p.reported == .queued {
+            canceled.append(p.slot)
+        }
+        pending.removeAll { slots.contains($0.slot) && $0.reported == .queued }
+    }
+    /// Slots whose queued alert was cancelled: reported at the next step.
+    private var canceled: [Int] = []
     public func runSelfTest(at now: Moment) {}
 
     public func step(at now: Moment, into updates: inout [AlertLinkUpdate]) {
+        for slot in canceled { updates.append(.delivery(slot: slot, .cancelled)) }
+        canceled.removeAll()
         var i = 0
         while i < pending.count {
             let p = pending[i]

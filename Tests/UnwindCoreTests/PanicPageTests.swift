@@ -150,7 +150,10 @@ import Testing
         for _ in 0..<3 { press(.short(.page), 0) }
         #expect(core.state.page == .panic)
         press(.down(.panic), 1); tick(2.5)
+        // SELECT acts on release there (held, it offers "I'm OK now").
         press(.down(.select), 3)
+        #expect(core.state.overlay == .alertStatus)
+        press(.short(.select), 3.2)
         #expect(core.state.page == .breathing)
         #expect(core.state.breathing.isRunning)
         #expect(core.state.overlay == .none)

@@ -12,7 +12,8 @@ public struct DeviceCore: Sendable {
                 history: [SessionRecord] = [], help: HelpLibrary = HelpLibrary(),
                 mantras: [String] = [], reminder: ReminderSchedule = .never,
                 alertSlots: [AlertSlotState] = [], counselling: CounsellingLine = .sfuCounselling,
-                website: String? = nil, websiteCode: QRCodeImage? = nil) {
+                website: String? = nil, websiteCode: QRCodeImage? = nil,
+                checkIn: CheckInRecord? = nil, alertTest: AlertTestRecord? = nil) {
         self.settings = settings
         self.state = DeviceState(breathing: BreathingState(totals: totals, history: history), help: help,
                                  mantras: MantraList(mantras), reminders: ReminderState(schedule: reminder))
@@ -20,6 +21,8 @@ public struct DeviceCore: Sendable {
         state.panic.holdNanoseconds = settings.panic.hold.nanoseconds
         alertSlotsChanged(alertSlots)
         setCounselling(counselling, website: website, code: websiteCode)
+        state.checkIn.last = checkIn
+        state.panic.readiness.lastTest = alertTest
     }
 
     // MARK: Buttons
@@ -40,6 +43,12 @@ public struct DeviceCore: Sendable {
             guard case .down(let b) = gesture else { return }
             wake(effects: &effects)
             if b != .panic { return swallowPress(b) }
+        }
+        // Any press on the check-in prompt is the check-in (PANIC went its own way above).
+        if state.checkIn.showing {
+            guard case .down(let b) = gesture else { return }
+            confirmCheckIn(at: now, effects: &effects)
+            return swallowPress(b)
         }
         // Any press closes a reminder; PANIC also goes on to do what it does.
         if state.reminders.isShowing {
@@ -130,6 +139,8 @@ public struct DeviceCore: Sendable {
     mutating func tick(at now: Moment, effects: inout [Effect]) {
         careForScreen(at: now, effects: &effects)
         if state.panic.armingSince != nil || state.panic.sendingAt != nil { tickPanic(at: now, effects: &effects) }
+        if state.panic.aftercare.escalation.isActive { tickEscalation(at: now, effects: &effects) }
+        tickAlertHealth(at: now, effects: &effects)
         guard case .running(let clock) = state.breathing.session else { return }
         scheduleCorners(clock, until: now.instant + settings.hapticLookahead, effects: &effects)
         if now.instant - state.breathing.lastCheckpoint >= settings.checkpointInterval {

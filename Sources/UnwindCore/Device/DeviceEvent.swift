@@ -82,7 +82,7 @@ extension DeviceCore {
         case .reminderDue(let due): reminderDue(due, at: now, effects: &effects)
         case .alertsResumed(let p): alertsResumed(p, at: now, effects: &effects)
         case .alertDelivery(let slot, let d): alertUpdate(slot: slot, delivery: d, at: now, effects: &effects)
-        case .callChanged(let active): callChanged(active: active)
+        case .callChanged(let active): callChanged(active: active, at: now)
         case .followUpDelivery(let slot, let purpose, let d): followUpUpdate(slot: slot, purpose: purpose, delivery: d, at: now, effects: &effects)
         case .replyReceived(let reply): replyReceived(reply, at: now, effects: &effects)
         case .alertReadiness(let r): readinessChanged(r, at: now, effects: &effects)

@@ -22,6 +22,7 @@ public struct DeviceSettings: Equatable, Sendable {
     /// The tick that confirms a grounding capture.
     public var captureTick: Duration
     public var panic: PanicSettings
+    public var checkIn: CheckInSettings
 
     public init(pattern: BreathingPattern = .box, haptics: HapticStyle = HapticStyle(),
                 checkpointInterval: Duration = .seconds(60), lockNotice: Duration = .milliseconds(2500),
@@ -29,7 +30,8 @@ public struct DeviceSettings: Equatable, Sendable {
                 timeZone: TimeZone = TimeZone(secondsFromGMT: 0)!, trustUnsynchronisedClock: Bool = false,
                 screen: ScreenCareSettings = ScreenCareSettings(),
                 reminderPattern: [Duration] = DeviceSettings.gentlePattern,
-                captureTick: Duration = .milliseconds(40), panic: PanicSettings = PanicSettings()) {
+                captureTick: Duration = .milliseconds(40), panic: PanicSettings = PanicSettings(),
+                checkIn: CheckInSettings = CheckInSettings()) {
         self.pattern = pattern
         self.haptics = haptics
         self.checkpointInterval = checkpointInterval
@@ -41,6 +43,7 @@ public struct DeviceSettings: Equatable, Sendable {
         self.reminderPattern = reminderPattern
         self.captureTick = captureTick
         self.panic = panic
+        self.checkIn = checkIn
     }
 
     /// Two slow swells, a pause, two more: 300 ms on, 500 ms off, 300 on, 1500 off, 300 on,

@@ -37,6 +37,8 @@ public struct DeviceState: Equatable, Sendable {
     public var reminders: ReminderState
     public var display = DisplayState()
     public var panic = PanicState()
+    /// The daily check-in's prompt and its last day (off unless configured).
+    public var checkIn = CheckInState()
     /// Buttons whose current press was used up (waking the display, closing a reminder or an
     /// overlay on the press): the rest of that press (short, long, up) means nothing.
     var swallowed: UInt8 = 0
@@ -49,6 +51,6 @@ public struct DeviceState: Equatable, Sendable {
     /// Whether something on screen must not be put to sleep.
     public var keepsDisplayAwake: Bool {
         breathing.isRunning || reminders.isShowing || panic.armingSince != nil || panic.sendingAt != nil
-            || overlay == .alertStatus
+            || overlay == .alertStatus || checkIn.showing
     }
 }

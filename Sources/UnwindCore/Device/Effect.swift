@@ -6,6 +6,10 @@ public enum StateFile: Hashable, Sendable {
     case reminders
     /// `alert01.txt` … `alert05.txt`, slot 1…5.
     case alertSlot(Int)
+    /// `checkIn.txt`: the last day the daily check-in was settled.
+    case checkIn
+    /// `alertTest.txt`: the last monthly alert test.
+    case alertTest
 
     /// The file's name in the state directory.
     public var name: String {
@@ -15,6 +19,8 @@ public enum StateFile: Hashable, Sendable {
         case .mantras: MantrasFile.name
         case .reminders: RemindersFile.name
         case .alertSlot(let slot): AlertSlotFile.name(slot: slot)
+        case .checkIn: CheckInFile.name
+        case .alertTest: AlertTestFile.name
         }
     }
 }
@@ -46,6 +52,10 @@ public enum Effect: Equatable, Sendable {
     case hangUp
     /// The person dismissed these replies: remembered in the inbox, never shown again.
     case markRepliesSeen([String])
+    /// Panic: cancel these slots' alerts that have not gone yet ("I'm OK now" before they went).
+    case cancelAlerts([Int])
+    /// A line for the maintainer's log: what the core decided and why (calls, check-ins, tests).
+    case log(String)
     /// Run the modem's start-up checks now (no SMS); the answer comes as `.alertReadiness`.
     case runSelfTest
 }

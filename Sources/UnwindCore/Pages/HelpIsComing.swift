@@ -1,8 +1,343 @@
-/// After the alerts went out: replies, readiness, follow-ups (issue 15; filled in step by step).
+/// After the alerts went out: who got them, who answered, ringing the contacts nobody heard
+/// from, and "I'm OK now". A person in a panic needs to know that someone got the message and
+/// is coming; everything here is about telling them exactly that, and nothing more than is known.
+
+/// A reply from one of the person's alert contacts, shown until the person dismisses it.
+public struct ContactReply: Equatable, Sendable {
+    public var id: String
+    /// 0-based slot of the contact whose number it came from.
+    public var slot: Int
+    public var name: String
+    public var number: PhoneNumber
+    public var text: String
+}
+
+/// One call of the escalation ladder (for the screen and `unwind status`).
+public struct EscalationCall: Equatable, Sendable {
+    public var slot: Int
+    public var name: String
+    public var round: Int
+    public var at: Instant
+}
+
+public enum EscalationPhase: Equatable, Sendable {
+    /// No alerts out, or no calls configured.
+    case idle
+    /// The first call goes out at this instant, unless a contact answers first.
+    case waiting(until: Instant)
+    /// `slot`'s phone has been ringing since `since`.
+    case ringing(slot: Int, since: Instant)
+    /// Between two calls: the next one at this instant.
+    case between(next: Instant)
+    case ended(EscalationEnd)
+
+    public var isActive: Bool {
+        switch self {
+        case .waiting, .ringing, .between: true
+        case .idle, .ended: false
+        }
+    }
+}
+
+public enum EscalationEnd: Equatable, Sendable {
+    /// A contact answered.
+    case replied
+    /// Every round rang every contact.
+    case roundsDone
+    /// The person stopped the calls.
+    case stopped
+    /// The person sent "I'm OK now".
+    case allClear
+}
+
+/// What came of the last alerts.
+public struct Aftercare: Equatable, Sendable {
+    /// Why the last alerts went (nil: none since the device started).
+    public internal(set) var purpose: AlertPurpose?
+    public internal(set) var startedAt: Instant?
+    /// Replies from contacts not yet dismissed, oldest first. The first one is on screen.
+    public internal(set) var replies: [ContactReply] = []
+    public internal(set) var escalation: EscalationPhase = .idle
+    /// 1-based round of the ladder (0 before the first call).
+    public internal(set) var round = 0
+    /// Slots still to ring in this round, in slot order.
+    var toRing: [Int] = []
+    public internal(set) var calls: [EscalationCall] = []
+    /// "I'm OK now": where each follow-up stands (empty: not sent).
+    public internal(set) var allClear: [AlertProgress] = []
+    /// The confirmation step of "I'm OK now" is on screen.
+    public internal(set) var confirmingAllClear = false
+    /// Slots whose "delivered" the motor already told.
+    var deliveredTold: UInt8 = 0
+
+    /// The slot being rung now, if any.
+    public var ringing: Int? { if case .ringing(let s, _) = escalation { s } else { nil } }
+}
+
 extension DeviceCore {
-    mutating func followUpUpdate(slot: Int, purpose: AlertPurpose, delivery: AlertDelivery, at now: Moment, effects: inout [Effect]) {}
+    /// Pause between two calls of the ladder: the modem hangs up, the next dial is clean.
+    static let callGap: Duration = .seconds(3)
 
-    mutating func replyReceived(_ reply: IncomingReply, at now: Moment, effects: inout [Effect]) {}
+    // MARK: Motor patterns (each unlike the others, felt with eyes closed)
 
-    mutating func readinessChanged(_ readiness: AlertReadiness, at now: Moment, effects: inout [Effect]) {}
+    /// A contact's phone has the alert: two slow, even pulses ("sent" is three quick taps).
+    func signalDelivered(at t: Instant, effects: inout [Effect]) {
+        pulses(at: t, count: 2, on: .milliseconds(250), off: .milliseconds(250), effects: &effects)
+    }
+
+    /// Someone answered: three slow swells, the gentlest thing the motor does.
+    func signalReply(at t: Instant, effects: inout [Effect]) {
+        pulses(at: t, count: 3, on: .milliseconds(500), off: .milliseconds(400), effects: &effects)
+    }
+
+    /// "I'm OK now" is on its way: pulses that wind down, long to short.
+    func signalAllClear(at t: Instant, effects: inout [Effect]) {
+        var at = t
+        for ms in [400, 200, 100] as [Int64] {
+            effects.append(.motor(MotorEdge(at: at, on: true)))
+            effects.append(.motor(MotorEdge(at: at + .milliseconds(ms), on: false)))
+            at = at + .milliseconds(ms + 200)
+        }
+    }
+
+    // MARK: An episode
+
+    /// Alerts just went (PANIC, or a missed check-in): what follows them starts now.
+    mutating func beginAftercare(_ purpose: AlertPurpose, at now: Moment, effects: inout [Effect]) {
+        if case .ringing = state.panic.aftercare.escalation { effects.append(.hangUp) }
+        var a = Aftercare()
+        a.purpose = purpose
+        a.startedAt = now.instant
+        a.replies = state.panic.aftercare.replies
+        let p = settings.panic
+        if p.escalateAfter > .zero && p.callRounds > 0 {
+            a.escalation = .waiting(until: now.instant + p.escalateAfter)
+        }
+        state.panic.aftercare = a
+        // A contact who answered a moment ago (a reply still on screen) counts as having heard.
+        for r in a.replies { markAcknowledged(slot: r.slot) }
+    }
+
+    private mutating func markAcknowledged(slot: Int) {
+        for k in state.panic.progress.indices where state.panic.progress[k].slot == slot {
+            state.panic.progress[k].acknowledged = true
+        }
+    }
+
+    // MARK: Replies
+
+    /// An SMS arrived. From one of the person's contacts it is shown (and marks the contact as
+    /// having heard); from anyone else it is kept for the maintainer and never shown.
+    mutating func replyReceived(_ reply: IncomingReply, at now: Moment, effects: inout [Effect]) {
+        guard let slot = contactSlot(sending: reply.from), case .ready(let contact) = state.panic.slots[slot] else { return }
+        guard !state.panic.aftercare.replies.contains(where: { $0.id == reply.id }) else { return }
+        state.panic.aftercare.replies.append(ContactReply(id: reply.id, slot: slot, name: contact.name,
+                                                          number: contact.number, text: reply.text))
+        markAcknowledged(slot: slot)
+        if state.panic.aftercare.escalation.isActive {
+            endEscalation(.replied, at: now, effects: &effects)
+        }
+        effects.append(.log("reply from alert slot \(slot + 1) (\(contact.name)) shown to the person"))
+        state.overlay = .alertStatus
+        state.panic.aftercare.confirmingAllClear = false
+        state.display.lastActivity = now.instant
+        if state.display.asleep { wake(effects: &effects) }
+        // At night a reply wakes the person only when they asked for help.
+        if state.panic.aftercare.purpose != nil || !isNight(now) {
+            signalReply(at: now.instant, effects: &effects)
+        }
+    }
+
+    /// The slot whose contact sent from `sender`, in any of the forms a network gives a number.
+    func contactSlot(sending sender: String) -> Int? {
+        for (i, s) in state.panic.slots.enumerated() {
+            if case .ready(let a) = s, a.number.isSameNumber(asSender: sender) { return i }
+        }
+        return nil
+    }
+
+    /// The person saw the first reply on screen.
+    mutating func dismissReply(effects: inout [Effect]) {
+        guard !state.panic.aftercare.replies.isEmpty else { return }
+        let r = state.panic.aftercare.replies.removeFirst()
+        effects.append(.markRepliesSeen([r.id]))
+    }
+
+    // MARK: Escalation
+
+    /// Every frame while the ladder runs: allocation-free unless a call starts.
+    mutating func tickEscalation(at now: Moment, effects: inout [Effect]) {
+        switch state.panic.aftercare.escalation {
+        case .waiting(let until):
+            guard now.instant >= until else { return }
+            if state.panic.progress.contains(where: \.acknowledged) {
+                state.panic.aftercare.escalation = .ended(.replied)
+                return
+            }
+            startRound(1, at: now, effects: &effects)
+        case .ringing(_, let since):
+            guard now.instant - since >= settings.panic.ringFor else { return }
+            effects.append(.hangUp)
+            state.panic.aftercare.escalation = .between(next: now.instant + Self.callGap)
+        case .between(let next):
+            guard now.instant >= next else { return }
+            ringNext(at: now, effects: &effects)
+        case .idle, .ended: return
+        }
+    }
+
+    private mutating func startRound(_ round: Int, at now: Moment, effects: inout [Effect]) {
+        state.panic.aftercare.round = round
+        state.panic.aftercare.toRing = state.panic.progress.filter { !$0.acknowledged }.map(\.slot)
+        ringNext(at: now, effects: &effects)
+    }
+
+    private mutating func ringNext(at now: Moment, effects: inout [Effect]) {
+        // The person is on the phone to the counselling line: the ladder waits for them.
+        if state.panic.callActive {
+            state.panic.aftercare.escalation = .between(next: now.instant + Self.callGap)
+            return
+        }
+        while let slot = state.panic.aftercare.toRing.first {
+            state.panic.aftercare.toRing.removeFirst()
+            guard let p = state.panic.progress.first(where: { $0.slot == slot }), !p.acknowledged else { continue }
+            let round = state.panic.aftercare.round
+            state.panic.aftercare.escalation = .ringing(slot: slot, since: now.instant)
+            state.panic.aftercare.calls.append(EscalationCall(slot: slot, name: p.name, round: round, at: now.instant))
+            effects.append(.log("nobody has answered the alerts: ringing alert slot \(slot + 1) (\(p.name)), round \(round) of \(settings.panic.callRounds)"))
+            effects.append(.dial(p.number))
+            return
+        }
+        if state.panic.aftercare.round < settings.panic.callRounds,
+           state.panic.progress.contains(where: { !$0.acknowledged }) {
+            startRound(state.panic.aftercare.round + 1, at: now, effects: &effects)
+        } else {
+            endEscalation(.roundsDone, at: now, effects: &effects)
+        }
+    }
+
+    mutating func endEscalation(_ why: EscalationEnd, at now: Moment, effects: inout [Effect]) {
+        guard state.panic.aftercare.escalation.isActive else { return }
+        if case .ringing = state.panic.aftercare.escalation { effects.append(.hangUp) }
+        state.panic.aftercare.escalation = .ended(why)
+        state.panic.aftercare.toRing = []
+        let words = switch why {
+        case .replied: "a contact answered"
+        case .roundsDone: "every round rang every contact"
+        case .stopped: "the person stopped the calls"
+        case .allClear: "the person sent \"I'm OK now\""
+        }
+        effects.append(.log("escalation calls ended: \(words)"))
+    }
+
+    /// The modem's call state. A call of the ladder that ends by itself (no answer, busy) moves
+    /// the ladder on; any other is the counselling line's.
+    mutating func callChanged(active: Bool, at now: Moment) {
+        if case .ringing = state.panic.aftercare.escalation {
+            if !active { state.panic.aftercare.escalation = .between(next: now.instant + Self.callGap) }
+            return
+        }
+        state.panic.callActive = active
+    }
+
+    // MARK: "I'm OK now"
+
+    /// The contacts "I'm OK now" would go to: every one the alert reached.
+    public var allClearRecipients: [AlertProgress] {
+        state.panic.progress.filter { $0.delivery == .sent || $0.delivery == .delivered }
+    }
+
+    /// After the confirmation: the follow-up to everyone the alert reached, the rest of the alerts
+    /// cancelled (nobody worried who was not told), the calls stopped.
+    mutating func sendAllClear(at now: Moment, effects: inout [Effect]) {
+        state.panic.aftercare.confirmingAllClear = false
+        endEscalation(.allClear, at: now, effects: &effects)
+        let unsent = state.panic.progress.filter { !$0.delivery.isFinished }.map(\.slot)
+        if !unsent.isEmpty { effects.append(.cancelAlerts(unsent)) }
+        let reached = allClearRecipients
+        state.panic.aftercare.allClear = reached.map {
+            AlertProgress(slot: $0.slot, name: $0.name, number: $0.number, delivery: .queued)
+        }
+        let requests = reached.compactMap { allClearRequest(for: $0) }
+        if !requests.isEmpty { effects.append(.sendAlerts(requests)) }
+        effects.append(.log("\"I'm OK now\": sent to \(requests.count) contact(s), \(unsent.count) unsent alert(s) cancelled"))
+        showNotice(requests.isEmpty ? .allClearNobody : .allClearSending, at: now.instant)
+        signalAllClear(at: now.instant, effects: &effects)
+    }
+
+    private func allClearRequest(for p: AlertProgress) -> AlertRequest? {
+        // Validated with the configuration; a message that still fails is not sent rather than trap.
+        guard let slot = try? AlertSlot(name: p.name, number: p.number, message: settings.panic.okMessage) else { return nil }
+        return AlertRequest(slot: p.slot, alert: slot, purpose: .allClear)
+    }
+
+    /// An alert reached a contact after "I'm OK now" went (it was already on the wire when the
+    /// person cancelled): that contact gets the follow-up too.
+    mutating func allClearCatchUp(slot: Int, at now: Moment, effects: inout [Effect]) {
+        guard !state.panic.aftercare.allClear.isEmpty,
+              !state.panic.aftercare.allClear.contains(where: { $0.slot == slot }),
+              let p = state.panic.progress.first(where: { $0.slot == slot }),
+              let request = allClearRequest(for: p) else { return }
+        state.panic.aftercare.allClear.append(AlertProgress(slot: slot, name: p.name, number: p.number, delivery: .queued))
+        state.panic.aftercare.allClear.sort { $0.slot < $1.slot }
+        effects.append(.sendAlerts([request]))
+    }
+
+    mutating func followUpUpdate(slot: Int, purpose: AlertPurpose, delivery: AlertDelivery, at now: Moment, effects: inout [Effect]) {
+        switch purpose {
+        case .allClear:
+            guard let i = state.panic.aftercare.allClear.firstIndex(where: { $0.slot == slot }) else { return }
+            state.panic.aftercare.allClear[i].delivery = delivery
+        case .test:
+            monthlyTestUpdate(delivery, at: now, effects: &effects)
+        case .panic, .checkIn:
+            alertUpdate(slot: slot, delivery: delivery, at: now, effects: &effects)
+        }
+    }
+
+    /// Night, by the trusted wall clock and the screen's night hours.
+    func isNight(_ now: Moment) -> Bool {
+        guard state.reminders.clockTrusted else { return false }
+        var cache = state.display.localClock
+        return settings.screen.isNight(minute: cache.secondOfDay(now.wall, in: settings.timeZone) / 60)
+    }
+}
+
+extension PhoneNumber {
+    /// Whether an SMS from `sender` came from this number. Networks give the same phone as
+    /// `+17785551234`, `17785551234`, `0017785551234` or national `7785551234` / `07785551234`;
+    /// a national form matches the international one when it is its ending (at least 7
+    /// digits) and what is left over is a country code (1 to 3 digits).
+    public func isSameNumber(asSender sender: String) -> Bool {
+        var plus = false
+        var digits: [UInt8] = []
+        for (i, b) in sender.utf8.enumerated() {
+            if i == 0 && b == UInt8(ascii: "+") { plus = true; continue }
+            guard b >= 0x30 && b <= 0x39 else { return false }
+            digits.append(b)
+        }
+        guard digits.count >= 3 else { return false }
+        func canonical(_ d: [UInt8], plus: Bool) -> (international: Bool, digits: [UInt8]) {
+            if plus { return (true, d) }
+            // An international call prefix written out: 00 (most of the world), 011 (North America).
+            if d.starts(with: [0x30, 0x31, 0x31]) && d.count > 10 { return (true, Array(d.dropFirst(3))) }
+            if d.starts(with: [0x30, 0x30]) { return (true, Array(d.dropFirst(2))) }
+            return (false, d)
+        }
+        let a = canonical(digits, plus: plus)
+        let b = canonical(Array(self.digits.utf8), plus: isInternational)
+        if a.digits == b.digits { return true }
+        // One side national, the other international (or a country code written without "+").
+        func nationalCore(_ d: [UInt8]) -> [UInt8] { d.first == 0x30 ? Array(d.dropFirst()) : d }
+        func ends(_ long: [UInt8], with short: [UInt8]) -> Bool {
+            let extra = long.count - short.count
+            return short.count >= 7 && (1...3).contains(extra) && Array(long.suffix(short.count)) == short
+        }
+        let na = nationalCore(a.digits), nb = nationalCore(b.digits)
+        if !a.international && ends(b.digits, with: na) { return true }
+        if !b.international && ends(a.digits, with: nb) { return true }
+        // Both without "+", one with the country code: 17785551234 and 7785551234.
+        if !a.international && !b.international { return ends(a.digits, with: nb) || ends(b.digits, with: na) }
+        return false
+    }
 }

@@ -46,6 +46,8 @@ public enum AlertDelivery: Equatable, Sendable {
         }
     }
 
+    /// Nothing more will be sent for it (a status report may still turn `.sent` into
+    /// `.delivered` or `.failed`).
     public var isFinished: Bool {
         switch self {
         case .sent, .delivered, .failed, .cancelled: true
@@ -61,12 +63,15 @@ public struct AlertProgress: Equatable, Sendable {
     /// Where the alert goes: a name the screen cannot draw is shown by the number's last digits.
     public var number: PhoneNumber
     public var delivery: AlertDelivery
+    /// The contact answered (an SMS from their number): they know, and are not rung.
+    public var acknowledged: Bool
 
-    public init(slot: Int, name: String, number: PhoneNumber, delivery: AlertDelivery) {
+    public init(slot: Int, name: String, number: PhoneNumber, delivery: AlertDelivery, acknowledged: Bool = false) {
         self.slot = slot
         self.name = name
         self.number = number
         self.delivery = delivery
+        self.acknowledged = acknowledged
     }
 }
 
@@ -96,6 +101,12 @@ public struct PanicState: Equatable, Sendable {
     public internal(set) var noticeUntil: Instant?
     var allSentSignalled = false
 
+    /// What came after the alerts (HelpIsComing.swift): why they went, when, the replies not yet
+    /// dismissed, the calls to contacts nobody heard from, "I'm OK now".
+    public internal(set) var aftercare = Aftercare()
+    /// Whether a PANIC could go out now (nil: not heard yet), and how the person was told.
+    public internal(set) var readiness = ReadinessWatch()
+
     public init(slots: [AlertSlotState] = Array(repeating: .empty, count: PanicState.slotCount),
                 counselling: CounsellingLine = .sfuCounselling) {
         self.slots = slots
@@ -122,6 +133,12 @@ public enum PanicNotice: Equatable, Sendable {
     case alreadySending
     /// PANIC again while alerts are on their way, some of which had failed: those are sent again.
     case resendingFailed
+    /// "I'm OK now" is going to everyone the alert reached.
+    case allClearSending
+    /// "I'm OK now", but no alert had reached anyone: the unsent ones were cancelled.
+    case allClearNobody
+    /// RIGHT on the status screen: the calls to contacts stopped.
+    case callsStopped
     public var lines: (String, String) {
         switch self {
         case .alreadySending: ("Alerts are already", "on their way.")
@@ -131,6 +148,9 @@ public enum PanicNotice: Equatable, Sendable {
         case .releasedEarly: ("Released early:", "nothing was sent.")
         case .noContacts: ("No alert contacts", "are set up yet.")
         case .cancelled: ("Cancelled:", "nothing was sent.")
+        case .allClearSending: ("Sending \"I'm OK now\"", "to your contacts.")
+        case .allClearNobody: ("Nobody had the alert:", "nothing more is sent.")
+        case .callsStopped: ("Calls to your", "contacts stopped.")
         }
     }
 }
@@ -139,9 +159,34 @@ public enum PanicNotice: Equatable, Sendable {
 public struct PanicSettings: Equatable, Sendable {
     public var hold: Duration
     public var cancelWindow: Duration
-    public init(hold: Duration = .milliseconds(1500), cancelWindow: Duration = .zero) {
+    /// Nobody answered this long after the alerts went: ring the contacts (zero: never).
+    public var escalateAfter: Duration
+    /// How long each contact's phone rings before the device hangs up and rings the next.
+    public var ringFor: Duration
+    /// How many times the ladder goes through the contacts (0: no calls).
+    public var callRounds: Int
+    /// "I'm OK now": the follow-up sent to every contact an alert reached (a validated message).
+    public var okMessage: String
+    /// Send a `[TEST]` SMS to slot 1 once a month and report the outcome.
+    public var monthlyTest: Bool
+    /// How often the modem's start-up checks run again (no SMS is sent).
+    public var selfTestEvery: Duration
+
+    public static let defaultOKMessage = "I'm OK now. Thank you."
+    public static let testMessage = "[TEST] This is a monthly test of Unwind's alerts. No action is needed."
+
+    public init(hold: Duration = .milliseconds(1500), cancelWindow: Duration = .zero,
+                escalateAfter: Duration = .seconds(180), ringFor: Duration = .seconds(25), callRounds: Int = 1,
+                okMessage: String = PanicSettings.defaultOKMessage, monthlyTest: Bool = false,
+                selfTestEvery: Duration = .seconds(86_400)) {
         self.hold = hold
         self.cancelWindow = cancelWindow
+        self.escalateAfter = escalateAfter
+        self.ringFor = ringFor
+        self.callRounds = callRounds
+        self.okMessage = okMessage
+        self.monthlyTest = monthlyTest
+        self.selfTestEvery = selfTestEvery
     }
 }
 
@@ -242,17 +287,21 @@ extension DeviceCore {
         }
     }
 
-    private mutating func send(_ requests: [AlertRequest], at now: Moment, effects: inout [Effect]) {
+    /// `requests` are `.panic` ones; a missed check-in sends them as `.checkIn`.
+    mutating func send(_ requests: [AlertRequest], purpose: AlertPurpose = .panic, at now: Moment, effects: inout [Effect]) {
         guard !requests.isEmpty else { return }
+        var requests = requests
+        for k in requests.indices { requests[k].purpose = purpose }
         state.panic.progress = requests.map { AlertProgress(slot: $0.slot, name: $0.alert.name, number: $0.alert.number, delivery: .queued) }
         state.panic.allSentSignalled = false
         state.overlay = .alertStatus
         effects.append(.sendAlerts(requests))
+        beginAftercare(purpose, at: now, effects: &effects)
         // "Sending": one long, steady buzz, unlike anything else the device does.
         pulses(at: now.instant, count: 1, on: .milliseconds(600), off: .zero, effects: &effects)
     }
 
-    private mutating func showNotice(_ n: PanicNotice, at now: Instant) {
+    mutating func showNotice(_ n: PanicNotice, at now: Instant) {
         state.panic.notice = n
         state.panic.noticeUntil = now + Self.noticeLength
     }
@@ -276,6 +325,8 @@ extension DeviceCore {
                     state.panic.callActive = false
                     effects.append(.hangUp)
                 } else {
+                    // The person calls for help themselves: the ladder's call (if ringing) ends first.
+                    if state.panic.aftercare.escalation.isActive { endEscalation(.stopped, at: now, effects: &effects) }
                     state.panic.callActive = true
                     effects.append(.dial(state.panic.counselling.dialNumber))
                 }
@@ -287,17 +338,32 @@ extension DeviceCore {
             case .needsAttention: showNotice(.needsAttention, at: now.instant)
             }
         case .long(.select):
-            if state.panic.isCounsellingSelected { state.overlay = .counsellingCode }
+            if state.panic.isCounsellingSelected {
+                state.overlay = .counsellingCode
+            } else if !state.panic.progress.isEmpty {
+                // Back to where the alerts stand (and "I'm OK now") after the screen was closed.
+                swallowPress(.select)
+                state.overlay = .alertStatus
+            }
         default: break
         }
     }
 
-    /// The status screen after a send: SELECT starts a breathing session (the device keeps
-    /// helping while help is on its way); any other button acknowledges it.
+    /// The status screen after a send. Inside a cancel window any button cancels. A reply on
+    /// screen is dismissed by any button. Otherwise SELECT acts on release: a short press starts
+    /// a breathing session (the device keeps helping while help is on its way), a long one asks
+    /// "I'm OK now?"; RIGHT stops the calls to contacts; any other button closes the screen.
     mutating func handleAlertStatus(_ gesture: ButtonGesture, at now: Moment, effects: inout [Effect]) {
-        guard case .down(let b) = gesture, b != .panic else { return }
-        swallowPress(b)
+        if gesture == .down(.select) { state.selectPressed = true }
+        if state.panic.aftercare.confirmingAllClear {
+            guard case .down(let b) = gesture, b != .panic else { return }
+            swallowPress(b)
+            if b == .select { sendAllClear(at: now, effects: &effects) } else { state.panic.aftercare.confirmingAllClear = false }
+            return
+        }
         if state.panic.sendingAt != nil {
+            guard case .down(let b) = gesture, b != .panic else { return }
+            swallowPress(b)
             // Inside the cancel window any button cancels.
             state.panic.sendingAt = nil
             state.panic.progress = []
@@ -305,13 +371,33 @@ extension DeviceCore {
             showNotice(.cancelled, at: now.instant)
             return
         }
-        state.overlay = .none
-        if b == .select {
+        if !state.panic.aftercare.replies.isEmpty {
+            guard case .down(let b) = gesture, b != .panic else { return }
+            swallowPress(b)
+            dismissReply(effects: &effects)
+            return
+        }
+        switch gesture {
+        case .short(.select):
+            state.overlay = .none
             if !state.breathing.isRunning {
                 leave(state.page, at: now, effects: &effects)
                 state.page = .breathing
                 startSession(at: now, effects: &effects)
             }
+        case .long(.select):
+            swallowPress(.select)
+            if state.panic.aftercare.allClear.isEmpty && state.panic.aftercare.purpose != nil {
+                state.panic.aftercare.confirmingAllClear = true
+            }
+        case .down(.right) where state.panic.aftercare.escalation.isActive:
+            swallowPress(.right)
+            endEscalation(.stopped, at: now, effects: &effects)
+            showNotice(.callsStopped, at: now.instant)
+        case .down(let b) where b != .panic && b != .select:
+            swallowPress(b)
+            state.overlay = .none
+        default: break
         }
     }
 
@@ -327,6 +413,7 @@ extension DeviceCore {
         state.panic.progress.sort { $0.slot < $1.slot }
         state.panic.allSentSignalled = false
         state.overlay = .alertStatus
+        if state.panic.aftercare.purpose == nil { beginAftercare(.panic, at: now, effects: &effects) }
         pulses(at: now.instant, count: 1, on: .milliseconds(600), off: .zero, effects: &effects)
     }
 
@@ -338,12 +425,22 @@ extension DeviceCore {
         if was != delivery, { if case .failed = delivery { true } else if case .blocked = delivery { true } else { false } }() {
             pulses(at: now.instant, count: 2, on: .milliseconds(400), off: .milliseconds(200), effects: &effects)
         }
-        if !state.panic.allSentSignalled, state.panic.progress.allSatisfy({ $0.delivery == .sent }) {
-            state.panic.allSentSignalled = true
-            // "All sent": three quick taps.
-            pulses(at: now.instant, count: 3, on: .milliseconds(80), off: .milliseconds(100), effects: &effects)
+        if delivery == .delivered, state.panic.aftercare.deliveredTold & bit(slot: slot) == 0 {
+            state.panic.aftercare.deliveredTold |= bit(slot: slot)
+            signalDelivered(at: now.instant, effects: &effects)
         }
+        if !state.panic.allSentSignalled,
+           state.panic.progress.allSatisfy({ $0.delivery == .sent || $0.delivery == .delivered }) {
+            state.panic.allSentSignalled = true
+            // "All sent": three quick taps (unless "delivered" is already being felt).
+            if delivery != .delivered {
+                pulses(at: now.instant, count: 3, on: .milliseconds(80), off: .milliseconds(100), effects: &effects)
+            }
+        }
+        if delivery == .sent || delivery == .delivered { allClearCatchUp(slot: slot, at: now, effects: &effects) }
     }
+
+    private func bit(slot: Int) -> UInt8 { slot >= 0 && slot < 8 ? 1 << UInt8(slot) : 0 }
 
     /// The slot files changed (at start, or the maintainer edited them).
     mutating func alertSlotsChanged(_ slots: [AlertSlotState]) {
@@ -358,7 +455,4 @@ extension DeviceCore {
         state.panic.website = website
         state.panic.websiteCode = code
     }
-
-    /// The counselling call ended or failed on the modem's side.
-    mutating func callChanged(active: Bool) { state.panic.callActive = active }
 }

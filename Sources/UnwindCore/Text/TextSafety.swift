@@ -41,6 +41,19 @@ public enum TextSafety {
         return String(out)
     }
 
+    /// `text` on one line for a flat file or a screen: every terminal control (line breaks among
+    /// them) becomes a space, and at most `limit` characters are kept.
+    public static func oneLine(_ text: String, limit: Int) -> String {
+        var out = String.UnicodeScalarView()
+        var count = 0
+        for c in text {
+            guard count < limit else { break }
+            count += 1
+            for s in c.unicodeScalars { out.append(isTerminalControl(s) ? " " : s) }
+        }
+        return String(out)
+    }
+
     /// Unicode's composed form (NFC): "é" as one character, not "e" and a combining accent. A
     /// name or a message is stored and sent in this form, so the same words always make the
     /// same bytes (and an accent GSM-7 has does not push a text message into UCS-2).

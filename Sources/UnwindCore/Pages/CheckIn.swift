@@ -1,0 +1,242 @@
+import Foundation
+
+/// The daily check-in ("send help if I don't check in"): each day the person confirms with one
+/// press that they are fine. The prompt appears an hour before the deadline (quietly: a press
+/// then counts); from the deadline it reminds with its own motor pattern every ten minutes; when
+/// the grace period ends without a press, `checkin.message` goes to every contact and is treated
+/// like a PANIC. It never fires from an untrusted wall clock, and waits for a breathing session's end.
+
+public struct CheckInSettings: Equatable, Sendable {
+    /// The deadline, minutes after local midnight; nil: check-in is off (the default).
+    public var deadline: Int?
+    /// From the first reminder to sending help.
+    public var grace: Duration
+    /// What the contacts get when the person did not check in (validated like an alert message).
+    public var message: String
+    public var remindEvery: Duration
+    /// The prompt is shown (without the motor) this long before the deadline.
+    public var early: Duration
+
+    public static let defaultMessage = "I did not check in today on my Unwind device. Please check on me."
+
+    public init(deadline: Int? = nil, grace: Duration = .seconds(30 * 60), message: String = CheckInSettings.defaultMessage,
+                remindEvery: Duration = .seconds(10 * 60), early: Duration = .seconds(60 * 60)) {
+        self.deadline = deadline
+        self.grace = grace
+        self.message = message
+        self.remindEvery = remindEvery
+        self.early = early
+    }
+}
+
+public enum CheckInOutcome: String, Equatable, Sendable {
+    case confirmed, missed
+}
+
+/// The last day settled, as `checkIn.txt` keeps it.
+public struct CheckInRecord: Equatable, Sendable {
+    /// Local days since 1970-01-01.
+    public var day: Int64
+    public var outcome: CheckInOutcome
+    public init(day: Int64, outcome: CheckInOutcome) {
+        self.day = day
+        self.outcome = outcome
+    }
+}
+
+public struct CheckInState: Equatable, Sendable {
+    public internal(set) var last: CheckInRecord?
+    /// The prompt is on screen.
+    public internal(set) var showing = false
+    /// The day being asked about, once the prompt has appeared.
+    public internal(set) var pendingDay: Int64?
+    /// Help goes out at this wall-clock second unless the person presses (set at the first
+    /// reminder: the grace period is counted from what the person could have felt).
+    public internal(set) var sendsAt: WallTime?
+    var nextReminder: Instant?
+
+    public init() {}
+}
+
+/// `checkIn.txt`: one line, `<YYYY-MM-DD> <confirmed|missed>` — the last local day the person
+/// confirmed, or the last one help was sent for.
+public enum CheckInFile {
+    public static let name = "checkIn.txt"
+    static let maximumBytes = 256
+
+    public enum Problem: Error, Equatable, CustomStringConvertible {
+        case tooLong(Int), notText, malformed(String)
+        public var description: String {
+            switch self {
+            case .tooLong(let n): "\(n) bytes, more than a check-in record's \(maximumBytes)"
+            case .notText: "not UTF-8 text"
+            case .malformed(let why): why
+            }
+        }
+    }
+
+    public static func format(_ r: CheckInRecord?) -> String {
+        guard let r else { return "" }
+        return "\(CivilDate.text(ofDay: r.day)) \(r.outcome.rawValue)\n"
+    }
+
+    public static func parse(_ bytes: [UInt8]) throws(Problem) -> CheckInRecord? {
+        if bytes.count > maximumBytes { throw .tooLong(bytes.count) }
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw .notText }
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: true)
+        guard let line = lines.first else { return nil }
+        if lines.count > 1 { throw .malformed("more than one line") }
+        let f = line.split(separator: " ", omittingEmptySubsequences: false)
+        guard f.count == 2, let day = CivilDate.day(ofText: f[0]) else {
+            throw .malformed("expected '<YYYY-MM-DD> <confirmed|missed>'")
+        }
+        guard let outcome = CheckInOutcome(rawValue: String(f[1])) else {
+            throw .malformed("unknown outcome \(String(reflecting: String(f[1])))")
+        }
+        return CheckInRecord(day: day, outcome: outcome)
+    }
+}
+
+/// Dates as days since 1970-01-01 (proleptic Gregorian), without Foundation's calendars: the
+/// core must give the same answer everywhere.
+public enum CivilDate {
+    /// Howard Hinnant's days_from_civil.
+    public static func day(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    public static func civil(ofDay z0: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let z = z0 + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+    }
+
+    public static func text(ofDay day: Int64) -> String {
+        let c = civil(ofDay: day)
+        func pad(_ v: Int64, _ n: Int) -> String {
+            let s = String(v)
+            return String(repeating: "0", count: max(0, n - s.count)) + s
+        }
+        return "\(pad(c.year, 4))-\(pad(c.month, 2))-\(pad(c.day, 2))"
+    }
+
+    /// `YYYY-MM-DD` (years 1970…9999), a real date; nil otherwise.
+    public static func day(ofText s: Substring) -> Int64? {
+        let f = s.split(separator: "-", omittingEmptySubsequences: false)
+        guard f.count == 3, f[0].count == 4, f[1].count == 2, f[2].count == 2,
+              f.allSatisfy({ $0.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }),
+              let y = Int64(f[0]), let m = Int64(f[1]), let d = Int64(f[2]),
+              y >= 1970, (1...12).contains(m), (1...31).contains(d) else { return nil }
+        let day = Self.day(year: y, month: m, day: d)
+        // 2025-02-30 is not a date: it must come back as itself.
+        guard civil(ofDay: day) == (y, m, d) else { return nil }
+        return day
+    }
+}
+
+extension LocalClockCache {
+    /// Local days since 1970-01-01 at `wall`.
+    public mutating func localDay(_ wall: WallTime, in zone: TimeZone) -> Int64 {
+        let second = Int64(secondOfDay(wall, in: zone))
+        let local = wall.secondsSinceEpoch + offset
+        return (local - second) / 86_400
+    }
+}
+
+extension DeviceCore {
+    /// Once a wall-clock second (from `tickAlertHealth`).
+    mutating func tickCheckIn(at now: Moment, effects: inout [Effect]) {
+        let c = settings.checkIn
+        guard let deadline = c.deadline, state.reminders.clockTrusted else {
+            state.checkIn.showing = false
+            return
+        }
+        // Reminding already: the grace period runs out whatever the day is now (a deadline of
+        // 23:50 with 30 minutes' grace sends at 00:20).
+        if let sendsAt = state.checkIn.sendsAt {
+            if now.wall >= sendsAt { return missedCheckIn(at: now, effects: &effects) }
+            if let next = state.checkIn.nextReminder, now.instant >= next, !state.breathing.isRunning {
+                remindCheckIn(at: now, effects: &effects)
+            }
+            return
+        }
+        var cache = state.display.localClock
+        let second = Int64(cache.secondOfDay(now.wall, in: settings.timeZone))
+        let today = cache.localDay(now.wall, in: settings.timeZone)
+        if let last = state.checkIn.last, last.day >= today { return }
+        let due = now.wall.secondsSinceEpoch - second + Int64(deadline) * 60
+        let early = due - c.early.nanoseconds / 1_000_000_000
+        guard now.wall.secondsSinceEpoch >= early, !state.breathing.isRunning else { return }
+        if state.checkIn.pendingDay != today {
+            state.checkIn.pendingDay = today
+            state.checkIn.showing = true
+            state.display.lastActivity = now.instant
+            if state.display.asleep { wake(effects: &effects) }
+        }
+        if now.wall.secondsSinceEpoch >= due {
+            state.checkIn.sendsAt = WallTime(secondsSinceEpoch: now.wall.secondsSinceEpoch + c.grace.nanoseconds / 1_000_000_000)
+            effects.append(.log("check-in not confirmed by \(Self.clock(deadline)): reminding; help is sent in \(c.grace.nanoseconds / 60_000_000_000) min without a press"))
+            remindCheckIn(at: now, effects: &effects)
+        }
+    }
+
+    /// The prompt again, with its own pattern: long, short, long, short (unlike a mantra's swells).
+    private mutating func remindCheckIn(at now: Moment, effects: inout [Effect]) {
+        state.checkIn.showing = true
+        state.checkIn.nextReminder = now.instant + settings.checkIn.remindEvery
+        state.display.lastActivity = now.instant
+        if state.display.asleep { wake(effects: &effects) }
+        var t = now.instant
+        for ms in [500, 150, 500, 150] as [Int64] {
+            effects.append(.motor(MotorEdge(at: t, on: true)))
+            effects.append(.motor(MotorEdge(at: t + .milliseconds(ms), on: false)))
+            t = t + .milliseconds(ms + 250)
+        }
+    }
+
+    /// One press on the prompt: the person is fine today.
+    mutating func confirmCheckIn(at now: Moment, effects: inout [Effect]) {
+        var cache = state.display.localClock
+        let day = state.checkIn.pendingDay ?? cache.localDay(now.wall, in: settings.timeZone)
+        let record = CheckInRecord(day: day, outcome: .confirmed)
+        state.checkIn = CheckInState()
+        state.checkIn.last = record
+        effects.append(.save(.checkIn, CheckInFile.format(record)))
+        effects.append(.cancelMotor)
+        // One short tick: "got it".
+        pulses(at: now.instant, count: 1, on: .milliseconds(60), off: .zero, effects: &effects)
+    }
+
+    private mutating func missedCheckIn(at now: Moment, effects: inout [Effect]) {
+        var cache = state.display.localClock
+        let day = state.checkIn.pendingDay ?? cache.localDay(now.wall, in: settings.timeZone)
+        let record = CheckInRecord(day: day, outcome: .missed)
+        state.checkIn = CheckInState()
+        state.checkIn.last = record
+        // Saved before the alerts: a restart must never send them a second time.
+        effects.append(.save(.checkIn, CheckInFile.format(record)))
+        let requests: [AlertRequest] = state.panic.slots.enumerated().compactMap { i, s in
+            guard case .ready(let a) = s,
+                  let alert = try? AlertSlot(name: a.name, number: a.number, message: settings.checkIn.message) else { return nil }
+            return AlertRequest(slot: i, alert: alert, purpose: .checkIn)
+        }
+        effects.append(.log("check-in missed: sending the check-in message to \(requests.count) contact(s)"))
+        send(requests, purpose: .checkIn, at: now, effects: &effects)
+    }
+
+    static func clock(_ minute: Int) -> String {
+        let h = minute / 60, m = minute % 60
+        return (h < 10 ? "0" : "") + String(h) + ":" + (m < 10 ? "0" : "") + String(m)
+    }
+}
