@@ -177,7 +177,62 @@ public struct ModemStepReport: Codable, Equatable, Sendable {
     }
 }
 
+/// The release, as the Debian changelog's first entry names it (a test keeps them equal).
+public enum UnwindVersion {
+    public static let current = "1.1.0"
+}
+
 public struct StatusReport: Codable, Equatable, Sendable {
+    /// After the alerts, the check-in and whether alerts could go out now (issue 15). Every
+    /// field is optional in JSON: a newer `unwind status` can read an older daemon's answer.
+    public struct Help: Codable, Equatable, Sendable {
+        /// "ready", "not ready", or "unknown" (the modem not heard yet).
+        public var readiness: String
+        public var readinessProblems: [String]
+        /// Why the last alerts went ("panic", "check-in"); nil: none since start.
+        public var alertsFor: String?
+        public var contacts: [Contact]
+        /// Replies from contacts on the person's screen, not yet dismissed.
+        public var repliesShown: Int
+        public var escalation: String
+        public var calls: [String]
+        /// "I'm OK now": where each follow-up stands.
+        public var allClear: [Contact]
+        public var checkIn: String
+        public var monthlyTest: String
+        package init(readiness: String, readinessProblems: [String], alertsFor: String?, contacts: [Contact],
+                     repliesShown: Int, escalation: String, calls: [String], allClear: [Contact],
+                     checkIn: String, monthlyTest: String) {
+            self.readiness = readiness
+            self.readinessProblems = readinessProblems
+            self.alertsFor = alertsFor
+            self.contacts = contacts
+            self.repliesShown = repliesShown
+            self.escalation = escalation
+            self.calls = calls
+            self.allClear = allClear
+            self.checkIn = checkIn
+            self.monthlyTest = monthlyTest
+        }
+    }
+
+    /// One contact of the last alerts, as the person's screen shows it.
+    public struct Contact: Codable, Equatable, Sendable {
+        public var slot: Int
+        public var name: String
+        /// queued, sending, sent, delivered, retrying, failed, blocked, cancelled.
+        public var state: String
+        public var detail: String?
+        public var acknowledged: Bool
+        package init(slot: Int, name: String, state: String, detail: String?, acknowledged: Bool) {
+            self.slot = slot
+            self.name = name
+            self.state = state
+            self.detail = detail
+            self.acknowledged = acknowledged
+        }
+    }
+
     public struct Modem: Codable, Equatable, Sendable {
         public var port: String
         public var link: String
@@ -246,6 +301,11 @@ public struct StatusReport: Codable, Equatable, Sendable {
     public var framesMissed: Int
     public var loopErrors: Int
     public var recentErrors: [String]
+    /// Machine-readable facts for fleet tools (the Ansible role waits on these).
+    public var version: String?
+    public var sessionRunning: Bool?
+    public var alertsPending: Bool?
+    public var help: Help?
     package init(pid: Int32, startedAt: Int64, now: Int64, stateDirectory: String, page: String, overlay: String, session: String, display: String, displayHealth: String?, totalSeconds: Int64, sessions: Int64, shortestSeconds: Int64, longestSeconds: Int64, mantraCount: Int, currentMantra: Int, reminder: String, nextReminder: Int64?, alertSlots: [String], modem: Modem?, outboxPending: Int, outboxFailed: Int, messages: [Message], framesRendered: Int, framesMissed: Int, loopErrors: Int, recentErrors: [String]) {
         self.pid = pid
         self.startedAt = startedAt

@@ -62,6 +62,22 @@ public final class StatePersistence: @unchecked Sendable {
         }
     }
 
+    /// Reads `checkIn.txt` (the last settled check-in day): missing means none; an unusable
+    /// file is moved aside and the check-in starts afresh (the prompt shows again today).
+    public func loadCheckIn(now: WallTime) -> CheckInRecord? {
+        load(CheckInFile.name, now: now, empty: nil, format: CheckInFile.format) { bytes in
+            try CheckInFile.parse(bytes)
+        }
+    }
+
+    /// Reads `alertTest.txt` (the last monthly test): missing means none; an unusable file is
+    /// moved aside, and a test may go out this month again (a second test beats none).
+    public func loadAlertTest(now: WallTime) -> AlertTestRecord? {
+        load(AlertTestFile.name, now: now, empty: nil, format: AlertTestFile.format) { bytes in
+            try AlertTestFile.parse(bytes)
+        }
+    }
+
     /// Reads the person's `mantras.txt`. On first start (no file yet) it is seeded with `seed()`,
     /// the shipped list, and written; after that the file is the truth, even when empty (every
     /// mantra deleted), and is never seeded again. A file that does not parse is moved aside

@@ -21,6 +21,8 @@ public struct DeviceConfiguration: Sendable {
     public var counselling = CounsellingLine.sfuCounselling
     /// The counselling service's website, shown as a QR code (spec 5.3).
     public var counsellingWebsite = CounsellingLine.sfuWebsite
+    /// A PANIC counts as able to go out only with at least this signal (`+CSQ` rssi 0…31).
+    public var readinessSignalFloor = 5
     /// The grounding camera's command, `{path}` standing for the photo to write; nil: no camera.
     public var captureCommand: String?
 
@@ -132,6 +134,7 @@ public struct DeviceConfiguration: Sendable {
         c.settings.panic = PanicSettings(
             hold: .milliseconds(r.int("panic.hold_ms", default: 1500, in: 500...5000)),
             cancelWindow: r.seconds("panic.cancel_window_s", default: 0, in: 0...30))
+        parseHelp(r, into: &c)
 
         if let zone = r.optionalString("reminders.time_zone"), zone != "system" {
             if let tz = TimeZone(identifier: zone) { c.settings.timeZone = tz } else {
@@ -142,16 +145,7 @@ public struct DeviceConfiguration: Sendable {
         }
         c.settings.trustUnsynchronisedClock = r.bool("reminders.trust_unsynchronised_clock", default: false)
 
-        func minuteOfDay(_ key: String, _ d: Int?) -> Int? {
-            guard let text = r.optionalString(key) else { return d }
-            if text == "off" { return nil }
-            let f = text.split(separator: ":")
-            guard f.count == 2, let h = Int(f[0]), let m = Int(f[1]), (0...23).contains(h), (0...59).contains(m) else {
-                r.problem(key, "expected a time HH:MM (24-hour) or off, got \(String(reflecting: text))")
-                return d
-            }
-            return h * 60 + m
-        }
+        func minuteOfDay(_ key: String, _ d: Int?) -> Int? { Self.minuteOfDay(r, key, d) }
         var screen = c.settings.screen
         let sleep = r.int("screen.sleep_after_s", default: 120, in: 0...86_400)
         screen.sleepAfter = sleep == 0 ? nil : .seconds(sleep)
@@ -174,6 +168,49 @@ public struct DeviceConfiguration: Sendable {
         r.reportUnknownKeys()
         if !r.problems.isEmpty { throw ConfigErrors(path: path, problems: r.problems) }
         return c
+    }
+}
+
+extension DeviceConfiguration {
+    /// `HH:MM` (24-hour) or `off`.
+    static func minuteOfDay(_ r: ConfigReader, _ key: String, _ d: Int?) -> Int? {
+        guard let text = r.optionalString(key) else { return d }
+        if text == "off" { return nil }
+        let f = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard f.count == 2, (1...2).contains(f[0].count), f[1].count == 2, let h = Int(f[0]), let m = Int(f[1]),
+              (0...23).contains(h), (0...59).contains(m) else {
+            r.problem(key, "expected a time HH:MM (24-hour) or off, got \(String(reflecting: text))")
+            return d
+        }
+        return h * 60 + m
+    }
+
+    /// What follows the alerts (escalation calls, "I'm OK now", the tests) and the daily check-in.
+    static func parseHelp(_ r: ConfigReader, into c: inout DeviceConfiguration) {
+        func message(_ key: String, default d: String) -> String {
+            let text = r.string(key, default: d)
+            do { _ = try AlertSlot.validateMessage(text) } catch {
+                r.problem(key, error.description)
+                return d
+            }
+            return text
+        }
+        var p = c.settings.panic
+        let escalate = r.int("panic.escalate_after_s", default: 180, in: 0...3600)
+        if escalate > 0 && escalate < 30 { r.problem("panic.escalate_after_s", "0 (never call) or 30 to 3600 seconds") }
+        p.escalateAfter = .seconds(escalate)
+        p.ringFor = .seconds(r.int("panic.ring_s", default: 25, in: 10...90))
+        p.callRounds = r.int("panic.call_rounds", default: 1, in: 0...5)
+        p.okMessage = message("panic.ok_message", default: PanicSettings.defaultOKMessage)
+        p.monthlyTest = r.bool("panic.monthly_test", default: false)
+        c.readinessSignalFloor = r.int("panic.signal_floor", default: 5, in: 0...31)
+        c.settings.panic = p
+
+        var k = c.settings.checkIn
+        k.deadline = minuteOfDay(r, "checkin.time", nil)
+        k.grace = .seconds(60 * r.int("checkin.grace_min", default: 30, in: 5...240))
+        k.message = message("checkin.message", default: CheckInSettings.defaultMessage)
+        c.settings.checkIn = k
     }
 }
 

@@ -53,6 +53,8 @@ public struct CheckInState: Equatable, Sendable {
     /// Help goes out at this wall-clock second unless the person presses (set at the first
     /// reminder: the grace period is counted from what the person could have felt).
     public internal(set) var sendsAt: WallTime?
+    /// `sendsAt` as the person's local "HH:MM", for the prompt.
+    public internal(set) var sendsAtClock: String?
     var nextReminder: Instant?
 
     public init() {}
@@ -185,7 +187,9 @@ extension DeviceCore {
             if state.display.asleep { wake(effects: &effects) }
         }
         if now.wall.secondsSinceEpoch >= due {
-            state.checkIn.sendsAt = WallTime(secondsSinceEpoch: now.wall.secondsSinceEpoch + c.grace.nanoseconds / 1_000_000_000)
+            let graceSeconds = c.grace.nanoseconds / 1_000_000_000
+            state.checkIn.sendsAt = WallTime(secondsSinceEpoch: now.wall.secondsSinceEpoch + graceSeconds)
+            state.checkIn.sendsAtClock = Self.clock(Int((second + graceSeconds) / 60 % 1440))
             effects.append(.log("check-in not confirmed by \(Self.clock(deadline)): reminding; help is sent in \(c.grace.nanoseconds / 60_000_000_000) min without a press"))
             remindCheckIn(at: now, effects: &effects)
         }
@@ -235,7 +239,8 @@ extension DeviceCore {
         send(requests, purpose: .checkIn, at: now, effects: &effects)
     }
 
-    static func clock(_ minute: Int) -> String {
+    /// `HH:MM` for minutes after midnight.
+    public static func clock(_ minute: Int) -> String {
         let h = minute / 60, m = minute % 60
         return (h < 10 ? "0" : "") + String(h) + ":" + (m < 10 ? "0" : "") + String(m)
     }

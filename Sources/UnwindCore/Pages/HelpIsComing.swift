@@ -10,6 +10,28 @@ public struct ContactReply: Equatable, Sendable {
     public var name: String
     public var number: PhoneNumber
     public var text: String
+    /// The first words of `text`, wrapped for the status screen (at most `shownLines`, the last
+    /// ending in "..." when there is more): wrapped once here, so drawing a frame allocates nothing.
+    public var lines: [String]
+
+    public static let shownLines = 4
+    public static let columns = 31
+
+    init(id: String, slot: Int, name: String, number: PhoneNumber, text: String) {
+        self.id = id
+        self.slot = slot
+        self.name = name
+        self.number = number
+        self.text = text
+        var lines = HelpLibrary.wrap(TextSafety.oneLine(text, limit: 400), columns: Self.columns)
+        if lines.isEmpty { lines = ["(an empty message)"] }
+        if lines.count > Self.shownLines {
+            lines = Array(lines.prefix(Self.shownLines))
+            let last = lines[Self.shownLines - 1]
+            lines[Self.shownLines - 1] = String(last.prefix(Self.columns - 3)) + "..."
+        }
+        self.lines = lines
+    }
 }
 
 /// One call of the escalation ladder (for the screen and `unwind status`).

@@ -295,7 +295,7 @@ extension DeviceLoop: ControlHandling {
         }
         let pending = messages.filter { !["sent", "cancelled"].contains($0.state) && !$0.state.hasPrefix("failed") }.count
         let failed = messages.filter { $0.state.hasPrefix("failed") }.count
-        return StatusReport(
+        var report = StatusReport(
             pid: getpid(), startedAt: control?.startedAt.secondsSinceEpoch ?? 0, now: now.wall.secondsSinceEpoch,
             stateDirectory: control?.stateDirectory ?? "", page: "\(s.page)", overlay: Self.overlay(s.overlay),
             session: session, display: s.display.asleep ? "asleep" : "on", displayHealth: control?.displayHealth?(),
@@ -306,6 +306,11 @@ extension DeviceLoop: ControlHandling {
             alertSlots: s.panic.slots.map(Self.slot), modem: modemReport, outboxPending: pending, outboxFailed: failed,
             messages: messages, framesRendered: statistics.framesRendered, framesMissed: statistics.framesMissed,
             loopErrors: statistics.errors, recentErrors: control?.recentErrors?() ?? [])
+        report.version = UnwindVersion.current
+        report.sessionRunning = s.breathing.isRunning
+        report.alertsPending = pending > 0 || s.panic.progress.contains { !$0.delivery.isFinished }
+        report.help = Self.help(s, settings: core.settings, now: now)
+        return report
     }
 
     static func clock(_ seconds: Int64) -> String {

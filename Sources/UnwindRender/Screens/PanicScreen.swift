@@ -5,7 +5,8 @@ import UnwindCore
 /// brings up wherever the person is.
 enum PanicScreen {
     static let rowHeight = 8
-    static let statusX = 96
+    /// Where a row's status word starts: room for nine characters ("DELIVERED").
+    static let statusX = 92
 
     static func outline(x: Int, y: Int, width: Int, height: Int, into fb: inout Framebuffer) {
         fb.horizontalLine(x0: x, x1: x + width - 1, y: y)
@@ -38,7 +39,7 @@ enum PanicScreen {
                 fb.dither(x: 8, y: y, width: 60, height: rowHeight)
             }
             if let d = p.progress(ofSlot: i) {
-                fb.text(d.word, font: .small, x: statusX, y: y + 1, ink, maxCharacters: 8)
+                fb.text(d.word, font: .small, x: statusX, y: y + 1, ink, maxCharacters: 9)
             }
         }
         // The counselling line, always visible.
@@ -81,40 +82,101 @@ enum PanicScreen {
         Screen.centered("Let go to stop", font: .small, y: 53, into: &fb)
     }
 
-    /// After alerts were asked for: where each one stands, until a button acknowledges it.
+    /// After alerts were asked for: where each one stands (sent, delivered, who replied, who is
+    /// being rung), the first reply not yet dismissed, "I'm OK now" and its confirmation.
     static func drawStatus(_ state: DeviceState, at now: Instant, into fb: inout Framebuffer) {
         let p = state.panic
-        fb.text("ALERTS", font: .small, x: 1, y: 11)
-        var done = 0
-        for a in p.progress where a.delivery == .sent { done += 1 }
-        var x = fb.number(Int64(done), font: .small, x: 60, y: 11)
-        x = fb.text(" of ", font: .small, x: x, y: 11)
-        x = fb.number(Int64(p.progress.count), font: .small, x: x, y: 11)
-        fb.text(" sent", font: .small, x: x, y: 11)
-        fb.horizontalLine(x0: 0, x1: fb.width - 1, y: 18)
-        var row = 0
-        for a in p.progress.prefix(5) {
-            let y = 20 + row * 7
-            ContactName.draw(a.name, of: .slot(a.slot, a.number), font: .small, x: 1, y: y, maxCharacters: 21, into: &fb)
-            fb.text(a.delivery.word, font: .small, x: statusX, y: y, maxCharacters: 8)
-            row += 1
+        let a = p.aftercare
+        if a.confirmingAllClear { return drawConfirmAllClear(p, into: &fb) }
+        let rows = a.allClear.isEmpty ? p.progress : a.allClear
+        var sent = 0, delivered = 0
+        for r in rows {
+            if r.delivery == .sent || r.delivery == .delivered { sent += 1 }
+            if r.delivery == .delivered { delivered += 1 }
         }
+        var x = fb.text(a.allClear.isEmpty ? "ALERTS " : "I'M OK ", font: .small, x: 1, y: 11)
+        x = fb.number(Int64(sent), font: .small, x: x, y: 11)
+        x = fb.text(" of ", font: .small, x: x, y: 11)
+        x = fb.number(Int64(rows.count), font: .small, x: x, y: 11)
+        x = fb.text(" sent", font: .small, x: x, y: 11)
+        if delivered > 0 {
+            x = fb.text(", ", font: .small, x: x, y: 11)
+            x = fb.number(Int64(delivered), font: .small, x: x, y: 11)
+            fb.text(" delivered", font: .small, x: x, y: 11)
+        }
+        fb.horizontalLine(x0: 0, x1: fb.width - 1, y: 18)
+        if let reply = a.replies.first {
+            drawReply(reply, more: a.replies.count - 1, into: &fb)
+        } else {
+            var row = 0
+            for r in rows.prefix(5) {
+                let y = 20 + row * 7
+                ContactName.draw(r.name, of: .slot(r.slot, r.number), font: .small, x: 1, y: y, maxCharacters: 21, into: &fb)
+                let word = a.allClear.isEmpty && r.acknowledged ? "REPLIED"
+                    : a.allClear.isEmpty && a.ringing == r.slot ? "RINGING" : r.delivery.word
+                fb.text(word, font: .small, x: statusX, y: y, maxCharacters: 9)
+                row += 1
+            }
+        }
+        fb.fill(x: 0, y: 55, width: fb.width, height: 9)
         if let at = p.sendingAt {
-            fb.fill(x: 0, y: 55, width: fb.width, height: 9)
             var x = fb.text("Sending in ", font: .small, x: 1, y: 57, .off)
             x = fb.number(max(0, ((at - now).nanoseconds + 999_999_999) / 1_000_000_000), font: .small, x: x, y: 57, .off)
             fb.text("s. Any key cancels", font: .small, x: x, y: 57, .off)
+        } else if !a.replies.isEmpty {
+            fb.text("Any button: seen", font: .small, x: 1, y: 57, .off)
         } else if p.progress.contains(where: { if case .blocked = $0.delivery { true } else { false } }) {
             // Alerts cannot go out: say so, and what to do now instead of waiting.
-            fb.fill(x: 0, y: 55, width: fb.width, height: 9)
             let x = fb.text("Can't send. Call ", font: .small, x: 1, y: 57, .off)
             fb.text(p.counselling.displayNumber, font: .small, x: x, y: 57, .off, maxCharacters: (fb.width - x) / 4)
+        } else if a.escalation.isActive {
+            fb.text(a.ringing != nil ? "Calling. RIGHT stops calls" : "RIGHT: no calls  SEL: breathe", font: .small, x: 1, y: 57, .off)
+        } else if a.allClear.isEmpty && a.purpose != nil {
+            fb.text("SEL: breathe  hold: I'm OK", font: .small, x: 1, y: 57, .off)
         } else {
-            fb.fill(x: 0, y: 55, width: fb.width, height: 9)
             fb.text("SELECT: breathe  other: OK", font: .small, x: 1, y: 57, .off)
         }
         // A second PANIC while these are on their way says so over the list.
         if p.showsNotice(at: now), let n = p.notice { drawNotice(n, into: &fb) }
+    }
+
+    /// "Mum replied:" and the first words of the text.
+    static func drawReply(_ r: ContactReply, more: Int, into fb: inout Framebuffer) {
+        let x = ContactName.draw(r.name, of: .slot(r.slot, r.number), font: .small, x: 1, y: 20, maxCharacters: 18, into: &fb)
+        fb.text(" replied:", font: .small, x: x, y: 20)
+        if more > 0 {
+            var mx = fb.text("+", font: .small, x: fb.width - 28, y: 20)
+            mx = fb.number(Int64(more), font: .small, x: mx, y: 20)
+            fb.text(" more", font: .small, x: mx, y: 20)
+        }
+        var y = 27
+        for line in r.lines {
+            fb.text(line, font: .small, x: 1, y: y, maxCharacters: ContactReply.columns)
+            y += 7
+        }
+    }
+
+    /// The step between SELECT held and "I'm OK now" going out: nothing is sent by accident.
+    static func drawConfirmAllClear(_ p: PanicState, into fb: inout Framebuffer) {
+        Screen.centered("Send \"I'm OK now\"", font: .regular, y: 13, into: &fb)
+        var reached = 0
+        for r in p.progress where r.delivery == .sent || r.delivery == .delivered { reached += 1 }
+        if reached == 0 {
+            Screen.centered("Nobody had the alert;", font: .small, y: 27, into: &fb)
+            Screen.centered("the rest is cancelled.", font: .small, y: 34, into: &fb)
+        } else {
+            let w = BitmapFont.small.width
+            let digits = reached >= 10 ? 2 : 1
+            let label = reached == 1 ? " contact?" : " contacts?"
+            let total = (3 + digits) * w + BitmapFont.small.textWidth(label)
+            var x = fb.text("to ", font: .small, x: (fb.width - total) / 2, y: 28)
+            x = fb.number(Int64(reached), font: .small, x: x, y: 28)
+            fb.text(label, font: .small, x: x, y: 28)
+            Screen.centered("Calls stop, the rest is", font: .small, y: 37, into: &fb)
+            Screen.centered("cancelled.", font: .small, y: 44, into: &fb)
+        }
+        fb.fill(x: 0, y: 55, width: fb.width, height: 9)
+        fb.text("SELECT: send   other: back", font: .small, x: 1, y: 57, .off)
     }
 
     /// Long SELECT on the counselling line: the website as a QR code filling the screen's height,

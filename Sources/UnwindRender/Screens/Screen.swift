@@ -17,8 +17,11 @@ public enum Screen {
         if state.overlay == .counsellingCode && !state.reminders.isShowing {
             return PanicScreen.drawCounselling(state, into: &fb)
         }
-        MenuBar.draw(current: state.page, marked: state.pagePressed && state.overlay == .none ? state.page.next : nil, into: &fb)
-        if state.reminders.isShowing {
+        MenuBar.draw(current: state.page, marked: state.pagePressed && state.overlay == .none ? state.page.next : nil,
+                     readiness: state.panic.readiness.current, into: &fb)
+        if state.checkIn.showing {
+            CheckInScreen.draw(state.checkIn, into: &fb)
+        } else if state.reminders.isShowing {
             ReminderScreen.draw(state, at: now, into: &fb)
         } else {
             switch state.overlay {
@@ -36,6 +39,10 @@ public enum Screen {
                 case .panic: PanicScreen.draw(state, at: now, into: &fb)
                 }
             }
+        }
+        // "Alerts can't go out now" over whatever is up, for a few seconds.
+        if state.panic.readiness.showsNotice(at: now), let n = state.panic.readiness.notice {
+            CheckInScreen.drawReadinessNotice(n, into: &fb)
         }
         // Holding PANIC shows its progress over whatever page is up.
         if state.panic.armingSince != nil && state.page != .panic { PanicScreen.drawArming(state.panic, at: now, into: &fb) }
@@ -69,7 +76,9 @@ public enum Screen {
 enum MenuBar {
     /// `marked`: the page a PAGE release will open, bracketed and underlined (row 0 stays dark:
     /// only the current tab is filled).
-    static func draw(current: Page, marked: Page? = nil, into fb: inout Framebuffer) {
+    /// `readiness`: a small mark at the ALERT tab's right edge — a dot when a PANIC would go out
+    /// now, "!" when it would not; nothing until the modem has been heard.
+    static func draw(current: Page, marked: Page? = nil, readiness: AlertReadiness? = nil, into fb: inout Framebuffer) {
         let tab = fb.width / Page.allCases.count
         for page in Page.allCases {
             let x = page.rawValue * tab
@@ -88,6 +97,57 @@ enum MenuBar {
             fb.verticalLine(x: x + tab - 2, y0: 1, y1: 7)
             fb.horizontalLine(x0: x + 1, x1: x + tab - 2, y: 7)
         }
+        if let readiness {
+            let x = Page.panic.rawValue * tab + tab - 4
+            let ink: Ink = current == .panic ? .off : .on
+            if readiness.isReady {
+                fb.fill(x: x, y: 5, width: 2, height: 2, ink)
+            } else {
+                fb.fill(x: x, y: 1, width: 2, height: 4, ink)
+                fb.fill(x: x, y: 6, width: 2, height: 1, ink)
+            }
+        }
         fb.horizontalLine(x0: 0, x1: fb.width - 1, y: 8)
+    }
+}
+
+/// The daily check-in's prompt, over everything but PANIC's hold; and the readiness notice.
+enum CheckInScreen {
+    static func draw(_ c: CheckInState, into fb: inout Framebuffer) {
+        fb.fill(x: 0, y: 9, width: fb.width, height: 8)
+        Screen.centered("Daily check-in", font: .small, y: 10, into: &fb, .off)
+        Screen.centered("Are you OK?", font: .regular, y: 21, into: &fb)
+        Screen.centered("Press any button", font: .small, y: 35, into: &fb)
+        Screen.centered("to say you are.", font: .small, y: 42, into: &fb)
+        if let clock = c.sendsAtClock {
+            let w = BitmapFont.small.textWidth("Help is sent at ") + BitmapFont.small.textWidth(clock)
+            let x = fb.text("Help is sent at ", font: .small, x: (fb.width - w) / 2, y: 54)
+            fb.text(clock, font: .small, x: x, y: 54)
+        }
+    }
+
+    static func drawReadinessNotice(_ n: ReadinessNotice, into fb: inout Framebuffer) {
+        fb.fill(x: 4, y: 20, width: 120, height: 26, .off)
+        fb.rectangle(x: 4, y: 20, width: 120, height: 26)
+        switch n {
+        case .cannotSend(let problem):
+            Screen.centered("PANIC can't send now:", font: .small, y: 24, into: &fb)
+            Screen.centered(shortReason(problem), font: .small, y: 32, into: &fb)
+        case .testFailed:
+            Screen.centered("The monthly alert", font: .small, y: 24, into: &fb)
+            Screen.centered("test failed.", font: .small, y: 32, into: &fb)
+        }
+        Screen.centered("See unwind status", font: .small, y: 39, into: &fb)
+    }
+
+    static func shortReason(_ p: AlertReadiness.Problem) -> String {
+        switch p {
+        case .noModem: "no modem is set up"
+        case .modemSilent: "the modem is silent"
+        case .sim: "a SIM card problem"
+        case .notRegistered: "no mobile network"
+        case .weakSignal: "the signal is too weak"
+        case .noServiceCentre: "SIM has no SMS centre"
+        }
     }
 }

@@ -52,6 +52,7 @@ struct StatusCommand: ParsableCommand {
         say("Reminder:  \(s.reminder)" + (s.reminder == "never" ? ""
             : s.nextReminder.map { "; next \(localTimeText($0))" } ?? "; waiting for the clock to be synchronised"))
         say("Alerts:    " + s.alertSlots.enumerated().map { "\($0.offset + 1) \($0.element)" }.joined(separator: " · "))
+        if let h = s.help { sayHelp(h) }
         if let modem = s.modem {
             say("Modem:     \(modem.link) on \(modem.port); SIM \(modem.sim); \(modem.registration); signal \(modem.signal)"
                 + (modem.operatorName.map { "; operator \($0)" } ?? ""))
@@ -72,6 +73,23 @@ struct StatusCommand: ParsableCommand {
             say("Recent errors:")
             for e in s.recentErrors { say("  \(e)") }
         }
+    }
+
+    /// What followed the last alerts, as the person's screen shows it; then readiness and the checks.
+    private func sayHelp(_ h: StatusReport.Help) {
+        say("Readiness: \(h.readiness)" + (h.readinessProblems.isEmpty ? "" : ": " + h.readinessProblems.joined(separator: "; ")))
+        if let why = h.alertsFor {
+            func line(_ c: StatusReport.Contact) -> String {
+                "\(c.slot) \(c.name) \(c.state)" + (c.detail.map { " (\($0))" } ?? "") + (c.acknowledged ? ", replied" : "")
+            }
+            say("Last alerts (\(why)): " + h.contacts.map(line).joined(separator: " · "))
+            if h.repliesShown > 0 { say("           \(h.repliesShown) repl\(h.repliesShown == 1 ? "y" : "ies") on the screen, not yet dismissed") }
+            say("           calls: \(h.escalation)")
+            for c in h.calls { say("           rang \(c)") }
+            if !h.allClear.isEmpty { say("           \"I'm OK now\": " + h.allClear.map(line).joined(separator: " · ")) }
+        }
+        say("Check-in:  \(h.checkIn)")
+        say("Monthly test: \(h.monthlyTest)")
     }
 
     private func printFromFiles(_ m: Maintainer) throws {

@@ -1,0 +1,73 @@
+import UnwindControl
+import UnwindCore
+
+/// `unwind status`'s account of what followed the alerts, the check-in and readiness: the same
+/// facts the person's screen shows, in the maintainer's words.
+extension DeviceLoop {
+    static func help(_ s: DeviceState, settings: DeviceSettings, now: Moment) -> StatusReport.Help {
+        let a = s.panic.aftercare
+        let readiness: String
+        switch s.panic.readiness.current {
+        case nil: readiness = "unknown"
+        case let r? where r.isReady: readiness = "ready"
+        case .some: readiness = "not ready"
+        }
+        func contact(_ p: AlertProgress) -> StatusReport.Contact {
+            let (state, detail) = Self.delivery(p.delivery)
+            return StatusReport.Contact(slot: p.slot + 1, name: p.name, state: state, detail: detail, acknowledged: p.acknowledged)
+        }
+        func ago(_ t: Instant) -> String { "\((now.instant - t).nanoseconds / 1_000_000_000) s ago" }
+        let escalation: String
+        switch a.escalation {
+        case .idle:
+            escalation = settings.panic.escalateAfter > .zero && settings.panic.callRounds > 0 ? "idle" : "off"
+        case .waiting(let until):
+            escalation = "calls start in \(max(0, (until - now.instant).nanoseconds / 1_000_000_000)) s unless a contact replies"
+        case .ringing(let slot, let since):
+            escalation = "ringing slot \(slot + 1) for \((now.instant - since).nanoseconds / 1_000_000_000) s (round \(a.round) of \(settings.panic.callRounds))"
+        case .between: escalation = "between calls (round \(a.round) of \(settings.panic.callRounds))"
+        case .ended(let why):
+            escalation = switch why {
+            case .replied: "ended: a contact replied"
+            case .roundsDone: "ended: every round done"
+            case .stopped: "ended: stopped by the person"
+            case .allClear: "ended: \"I'm OK now\" sent"
+            }
+        }
+        let calls = a.calls.map { "slot \($0.slot + 1) (\($0.name)), round \($0.round), \(ago($0.at))" }
+        let checkIn: String
+        if let deadline = settings.checkIn.deadline {
+            var parts = ["daily at \(DeviceCore.clock(deadline)), \(settings.checkIn.grace.nanoseconds / 60_000_000_000) min grace"]
+            if let last = s.checkIn.last { parts.append("last: \(CivilDate.text(ofDay: last.day)) \(last.outcome.rawValue)") }
+            if let at = s.checkIn.sendsAtClock { parts.append("reminding; help is sent at \(at)") }
+            else if s.checkIn.showing { parts.append("prompt on screen") }
+            if !s.reminders.clockTrusted { parts.append("waiting for a synchronised clock") }
+            checkIn = parts.joined(separator: "; ")
+        } else {
+            checkIn = "off"
+        }
+        var monthly = settings.panic.monthlyTest ? "on" : "off"
+        if let t = s.panic.readiness.lastTest {
+            monthly += "; last: \(t.at.secondsSinceEpoch) (seconds since 1970) \(t.outcome.word)"
+            if case .failed(let why) = t.outcome, !why.isEmpty { monthly += " (\(why))" }
+        }
+        return StatusReport.Help(
+            readiness: readiness, readinessProblems: s.panic.readiness.current?.problems.map(\.description) ?? [],
+            alertsFor: a.purpose?.rawValue, contacts: s.panic.progress.map(contact),
+            repliesShown: a.replies.count, escalation: escalation, calls: calls,
+            allClear: a.allClear.map(contact), checkIn: checkIn, monthlyTest: monthly)
+    }
+
+    static func delivery(_ d: AlertDelivery) -> (String, String?) {
+        switch d {
+        case .queued: ("queued", nil)
+        case .sending: ("sending", nil)
+        case .sent: ("sent", nil)
+        case .delivered: ("delivered", nil)
+        case .retrying(let why): ("retrying", why)
+        case .failed(let why): ("failed", why)
+        case .blocked(let why): ("blocked", why)
+        case .cancelled: ("cancelled", nil)
+        }
+    }
+}
