@@ -129,8 +129,8 @@ enum PanicScreen {
             // Alerts cannot go out: say so, and what to do now instead of waiting.
             let x = fb.text("Can't send. Call ", font: .small, x: 1, y: 57, .off)
             fb.text(p.counselling.displayNumber, font: .small, x: x, y: 57, .off, maxCharacters: (fb.width - x) / 4)
-        } else if a.escalation.isActive {
-            fb.text(a.ringing != nil ? "Calling. RIGHT stops calls" : "RIGHT: no calls  SEL: breathe", font: .small, x: 1, y: 57, .off)
+        } else if a.escalation.isActive, a.ringing != nil || { if case .between = a.escalation { true } else { false } }() {
+            fb.text("Calling. RIGHT stops calls", font: .small, x: 1, y: 57, .off)
         } else if a.allClear.isEmpty && a.purpose != nil {
             fb.text("SEL: breathe  hold: I'm OK", font: .small, x: 1, y: 57, .off)
         } else {
