@@ -189,6 +189,10 @@ extension DeviceConfiguration {
     static func parseHelp(_ r: ConfigReader, into c: inout DeviceConfiguration) {
         func message(_ key: String, default d: String) -> String {
             let text = r.string(key, default: d)
+            if text.allSatisfy(\.isWhitespace) {
+                r.problem(key, "must not be empty: it is what the contacts read")
+                return d
+            }
             do { _ = try AlertSlot.validateMessage(text) } catch {
                 r.problem(key, error.description)
                 return d
