@@ -308,7 +308,9 @@ extension DeviceLoop: ControlHandling {
             loopErrors: statistics.errors, recentErrors: control?.recentErrors?() ?? [])
         report.version = UnwindVersion.current
         report.sessionRunning = s.breathing.isRunning
+        // A restart now would lose what follows the alerts (the calls due, the check-in's reminders).
         report.alertsPending = pending > 0 || s.panic.progress.contains { !$0.delivery.isFinished }
+            || s.panic.aftercare.escalation.isActive || s.checkIn.sendsAt != nil
         report.help = Self.help(s, settings: core.settings, now: now)
         return report
     }
