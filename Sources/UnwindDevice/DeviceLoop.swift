@@ -108,6 +108,12 @@ public final class DeviceLoop {
         gestures.reserveCapacity(16)
         edges.reserveCapacity(16)
         setMotor(false, scheduled: frameOrigin, now: frameOrigin)
+        // No way to send alerts at all: the menu bar says so from the first frame (and the
+        // person is told, as for any lasting "not ready").
+        if alerts == nil {
+            self.core.apply(.alertReadiness(AlertReadiness(problems: [.noModem])), at: clock.now(), effects: &effects)
+            perform()
+        }
     }
 
     /// The instant frame `k` is due: computed from the origin each time, so no drift accumulates.
