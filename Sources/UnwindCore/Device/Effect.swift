@@ -6,6 +6,10 @@ public enum StateFile: Hashable, Sendable {
     case reminders
     /// `alert01.txt` … `alert05.txt`, slot 1…5.
     case alertSlot(Int)
+    /// `breathing.txt`: the pattern and session length chosen last.
+    case breathingChoice
+    /// `patterns.txt`: the maintainer's own breathing patterns.
+    case patterns
 
     /// The file's name in the state directory.
     public var name: String {
@@ -15,6 +19,8 @@ public enum StateFile: Hashable, Sendable {
         case .mantras: MantrasFile.name
         case .reminders: RemindersFile.name
         case .alertSlot(let slot): AlertSlotFile.name(slot: slot)
+        case .breathingChoice: BreathingChoiceFile.name
+        case .patterns: PatternsFile.name
         }
     }
 }

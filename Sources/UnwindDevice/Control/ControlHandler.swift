@@ -323,6 +323,7 @@ extension DeviceLoop: ControlHandling {
         case .confirmDelete: "delete this mantra?"
         case .alertStatus: "alert status"
         case .counsellingCode: "counselling QR code"
+        case .checkIn(let q): q.isBefore ? "check-in before a session" : "check-in after a session"
         }
     }
 

@@ -28,6 +28,7 @@ public enum Screen {
             case .confirmDelete: ConfirmDeleteScreen.draw(state, into: &fb)
             case .alertStatus: PanicScreen.drawStatus(state, at: now, into: &fb)
             case .counsellingCode: PanicScreen.drawCounselling(state, into: &fb)
+            case .checkIn(let question): CheckInScreen.draw(question, into: &fb)
             case .none:
                 switch state.page {
                 case .breathing: BreathingScreen.draw(state, at: now, into: &fb)
