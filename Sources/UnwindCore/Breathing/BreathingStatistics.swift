@@ -228,6 +228,13 @@ public struct RatingSummary: Equatable, Sendable {
     public var averageBeforeTenths: Int
     public var averageAfterTenths: Int
 
+    public init(sessions: Int, averageChangeTenths: Int, averageBeforeTenths: Int, averageAfterTenths: Int) {
+        self.sessions = sessions
+        self.averageChangeTenths = averageChangeTenths
+        self.averageBeforeTenths = averageBeforeTenths
+        self.averageAfterTenths = averageAfterTenths
+    }
+
     public init(_ history: [SessionRecord]) {
         var n = 0, before = 0, after = 0
         for r in history {

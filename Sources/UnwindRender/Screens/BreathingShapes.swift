@@ -118,13 +118,14 @@ enum BreathingShapes {
         }
     }
 
-    /// Ticks either side of the bar where the first inhale ends and the top-up begins.
+    /// Small triangles either side of the bar, pointing at where the first inhale ends and the
+    /// top-up begins.
     static func drawNotch(_ pattern: BreathingPattern, into fb: inout Framebuffer) {
         guard pattern.topUp > .zero else { return }
         let ny = y + side - 1 - Int((Double(inner) * notchLevel(pattern)).rounded(.down))
-        fb.horizontalLine(x0: barX - 5, x1: barX - 2, y: ny)
-        fb.horizontalLine(x0: barX + barWidth + 1, x1: barX + barWidth + 4, y: ny)
-        fb.plot(barX - 3, ny - 1); fb.plot(barX - 3, ny + 1)
-        fb.plot(barX + barWidth + 2, ny - 1); fb.plot(barX + barWidth + 2, ny + 1)
+        for i in 0..<3 {
+            fb.verticalLine(x: barX - 2 - i, y0: ny - i, y1: ny + i)
+            fb.verticalLine(x: barX + barWidth + 1 + i, y0: ny - i, y1: ny + i)
+        }
     }
 }
