@@ -36,6 +36,11 @@ public enum BreathingConfiguration {
     }
 
     static func read(_ r: ConfigReader, into settings: inout DeviceSettings) {
+        for (section, example) in [("breathing", "pattern: calm"), ("haptics", "inhale: 120")] {
+            if let given = r.valueInsteadOfSection(section) {
+                r.problem(section, "expected keys under it (\(example) …), not \(String(reflecting: given))")
+            }
+        }
         readPattern(r, into: &settings)
         if let text = r.optionalString("breathing.session_minutes") {
             if let m = SessionLength.minutes(text) { settings.breathing.sessionMinutes = m } else {

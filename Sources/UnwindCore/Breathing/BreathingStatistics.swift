@@ -209,7 +209,8 @@ public enum SessionHistoryFile {
     /// `-` (not given: `.some(nil)`) or 0–10; nil when it is neither.
     static func rating(_ s: ArraySlice<UInt8>) -> Int?? {
         if s.elementsEqual([UInt8(ascii: "-")]) { return .some(nil) }
-        guard s.count <= 2, let n = number(s), n <= 10 else { return nil }
+        // 0–10 as written: no sign, no leading zero.
+        guard s.count == 1 || s.elementsEqual([0x31, 0x30]), let n = number(s) else { return nil }
         return .some(Int(n))
     }
 

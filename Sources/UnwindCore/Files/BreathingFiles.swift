@@ -91,7 +91,8 @@ public enum SessionLength {
 
     public static func minutes(_ word: String) -> Int? {
         if word == "open" { return 0 }
-        guard word.count <= 2, word.allSatisfy({ $0.isASCII && $0.isNumber }), let m = Int(word), choices.contains(m), m > 0 else { return nil }
+        guard word.count <= 2, word.first != "0", word.allSatisfy({ $0.isASCII && $0.isNumber }), let m = Int(word),
+              choices.contains(m) else { return nil }
         return m
     }
 }
