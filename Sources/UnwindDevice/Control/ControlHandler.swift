@@ -125,6 +125,20 @@ extension DeviceLoop: ControlHandling {
         case .motorTest:
             maintain(.motorTest)
             return .now(.done("the device pulses its motor 3 times (0.3 s each) now"))
+
+        case .addPattern(let name, let words):
+            let offered = core.state.breathing.presets
+            let p = try MaintenanceEdits.newPattern(name: name, words: words, existing: offered)
+            let before = persistence.writesAsked
+            maintain(.setCustomPatterns(offered.filter(\.isCustom) + [p]))
+            return afterWrites(before, now, "added pattern \(MaintenanceEdits.describe(p)); offered on the breathing page now")
+
+        case .removePattern(let name):
+            let remaining = try MaintenanceEdits.removingPattern(name, from: core.state.breathing.presets)
+            let wasChosen = core.state.breathing.preset.name == name
+            let before = persistence.writesAsked
+            maintain(.setCustomPatterns(remaining))
+            return afterWrites(before, now, "removed pattern \(name)" + (wasChosen ? "; the page now offers \(core.state.breathing.preset.name)" : ""))
         }
     }
 

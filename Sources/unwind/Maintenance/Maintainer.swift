@@ -173,6 +173,17 @@ public struct OfflineState {
             try write(SessionHistoryFile.name, SessionHistoryFile.format([]))
             return .done("breathing statistics reset to zero")
 
+        case .addPattern(let name, let words):
+            let custom = try patterns()
+            let p = try MaintenanceEdits.newPattern(name: name, words: words, existing: BreathingPreset.builtIn + custom)
+            try write(PatternsFile.name, PatternsFile.format(custom + [p]))
+            return .done("added pattern \(MaintenanceEdits.describe(p)) (offered when the device starts)")
+
+        case .removePattern(let name):
+            let remaining = try MaintenanceEdits.removingPattern(name, from: try patterns())
+            try write(PatternsFile.name, PatternsFile.format(remaining))
+            return .done("removed pattern \(name)")
+
         case .restore(let files):
             let bytes = files.mapValues { [UInt8]($0) }
             let state = try MaintenanceEdits.restorable(bytes)
@@ -189,6 +200,16 @@ public struct OfflineState {
         guard let bytes else { return DeviceContent.shippedMantras(in: contentDirectory) }
         do { return try MantrasFile.parse(bytes) } catch {
             throw .failed("\(error); nothing changed — the device sets the file aside and keeps what it can when it starts, or replace the list with 'unwind mantras reset'")
+        }
+    }
+
+    /// The maintainer's patterns as `patterns.txt` holds them.
+    public func patterns() throws(ControlFailure) -> [BreathingPreset] {
+        let bytes: [UInt8]?
+        do { bytes = try store.read(PatternsFile.name) } catch { throw .failed("cannot read \(PatternsFile.name): \(error)") }
+        guard let bytes else { return [] }
+        do { return try PatternsFile.parse(bytes) } catch {
+            throw .failed("\(error); nothing changed — the device sets the file aside and keeps its good lines when it starts")
         }
     }
 
