@@ -54,10 +54,12 @@ public enum BreathingConfiguration {
     static func readPattern(_ r: ConfigReader, into settings: inout DeviceSettings) {
         let named = r.optionalString("breathing.pattern")
         let given = lengthKeys.filter { r.optionalString($0) != nil }
+        if named != nil && !given.isEmpty {
+            r.problem("breathing.pattern", "give either breathing.pattern or the lengths (\(given.joined(separator: ", "))), not both")
+        }
+        // The lengths are checked even beside a pattern, so each wrong one is named.
+        let lengths = given.isEmpty ? nil : lengthsPattern(r, settings.pattern)
         if let named {
-            if !given.isEmpty {
-                r.problem("breathing.pattern", "give either breathing.pattern or the lengths (\(given.joined(separator: ", "))), not both")
-            }
             do {
                 let p = try pattern(named)
                 settings.pattern = p.pattern
@@ -65,19 +67,26 @@ public enum BreathingConfiguration {
             } catch {
                 r.problem("breathing.pattern", error.description)
             }
-            return
+        } else if let lengths {
+            settings.pattern = lengths
         }
-        guard !given.isEmpty else { return }
-        let d = settings.pattern
+    }
+
+    /// The pattern `breathing.inhale` … `breathing.top_up` give (the others as in `d`), or nil
+    /// when one is wrong (each wrong key reported).
+    static func lengthsPattern(_ r: ConfigReader, _ d: BreathingPattern) -> BreathingPattern? {
+        var wrong = false
         func length(_ key: String, _ current: Duration, _ range: ClosedRange<Double>, zero: Bool) -> Duration {
             guard let text = r.optionalString(key) else { return current }
             guard let tenths = BreathingPattern.parseTenths(Substring(text)) else {
                 r.problem(key, "expected seconds with at most one decimal (4, 4.4), got \(String(reflecting: text))")
+                wrong = true
                 return current
             }
             let s = Double(tenths) / 10
             guard range.contains(s) || (zero && tenths == 0) else {
                 r.problem(key, "\(text) s is out of range; allowed \(zero ? "0 or " : "")\(range.lowerBound)…\(range.upperBound) s")
+                wrong = true
                 return current
             }
             return .milliseconds(Int64(tenths) * 100)
@@ -89,7 +98,12 @@ public enum BreathingConfiguration {
             holdAfterExhale: length("breathing.hold_after_exhale", d.holdAfterExhale, 1...20, zero: true),
             topUp: length("breathing.top_up", d.topUp, 0.5...5, zero: true))
         p.ramp = nil
-        if let why = p.problem { r.problem("breathing", why) } else { settings.pattern = p }
+        if wrong { return nil }
+        if let why = p.problem {
+            r.problem("breathing", why)
+            return nil
+        }
+        return p
     }
 
     static func readHaptics(_ r: ConfigReader, into settings: inout DeviceSettings) {
