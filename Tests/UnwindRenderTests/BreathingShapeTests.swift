@@ -162,7 +162,7 @@ import Testing
         var want = Framebuffer()
         let x = want.text("-", font: .regular, x: 36, y: 39)
         StatsScreen.tenths(30, x: x, y: 39, font: .regular, into: &want)
-        #expect(ascii(fb, x: 36, y: 39, width: 40, height: 10) == ascii(want, x: 36, y: 39, width: 40, height: 10))
+        #expect(ascii(fb, x: 36, y: 39, width: 36, height: 10) == ascii(want, x: 36, y: 39, width: 36, height: 10))
         // The newest rated session on the right: a stroke from 6 down to 4, a dot at 4.
         let s = StatsScreen.self
         let cx = s.chartX + 11 * 4 + 2

@@ -48,9 +48,10 @@ enum StatsScreen {
         tenths(abs(s.averageChangeTenths), x: x, y: 39, font: .regular, into: &fb)
         fb.text("</> times, other: close", font: .small, x: 0, y: 57)
 
-        fb.text("10", font: .small, x: chartX - 9, y: chartBottom - chartHeight)
-        fb.text("0", font: .small, x: chartX - 5, y: chartBottom - 5)
-        fb.horizontalLine(x0: chartX, x1: fb.width - 1, y: chartBottom + 1)
+        fb.text("10", font: .small, x: chartX - 10, y: level(10) - 2)
+        fb.text("0", font: .small, x: chartX - 6, y: level(0) - 2)
+        fb.verticalLine(x: chartX - 1, y0: level(10), y1: chartBottom + 1)
+        fb.horizontalLine(x0: chartX - 1, x1: fb.width - 1, y: chartBottom + 1)
         // The last `bars` rated sessions, newest on the right.
         var rated = 0
         var i = b.history.count - 1
