@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import UnwindCore
 import UnwindSim
+import UnwindControl
 
 /// `unwind patterns` and `unwind stats --csv`, end to end: against a running device (through
 /// its control socket, the device the one writer) and against the files when none runs.
@@ -87,5 +88,43 @@ import UnwindSim
         #expect(stats.stdout.contains("calm        7 → 3   -4 ▼▼▼▼"), "\(stats)")
         let bad = UnwindRun.run(["stats", "--csv", "--reset", "--state", dir])
         #expect(bad.status == 2)
+    }
+
+    /// A backup keeps the maintainer's patterns and the person's choice; a restore brings them
+    /// back to a running device; an archive made before them still restores and leaves them be.
+    @Test func backupAndRestoreKeepThePatternsAndTheChoice() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let state = dir + "/state"
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        try Data("evening 4,2,8,0\n".utf8).write(to: URL(fileURLWithPath: state + "/patterns.txt"))
+        try Data("pattern evening\nlength 10\n".utf8).write(to: URL(fileURLWithPath: state + "/breathing.txt"))
+        let backup = UnwindRun.run(["backup", dir + "/b.tar", "--state", state])
+        #expect(backup.status == 0 && backup.stdout.contains("11 state files"), "\(backup)")
+        let tar = try FileManager.default.contents(atPath: dir + "/b.tar") ?? Data()
+        let opened = try StateArchive.open([UInt8](tar))
+        #expect(opened.files["patterns.txt"] == Array("evening 4,2,8,0\n".utf8))
+        // An archive from before the breathing files: still a valid archive.
+        var old = opened.files
+        old["patterns.txt"] = nil
+        old["breathing.txt"] = nil
+        let oldTar = StateArchive.make(old, created: WallTime(secondsSinceEpoch: 1))
+        #expect((try? StateArchive.open(oldTar)) != nil)
+        try Data(oldTar).write(to: URL(fileURLWithPath: dir + "/old.tar"))
+
+        // Restored into a running device whose own are different.
+        let rig = try MaintenanceRig()
+        #expect(rig.unwind(["patterns", "add", "other", "5,0,7,0"]).status == 0)
+        let restore = rig.unwind(["restore", dir + "/b.tar", "--yes"])
+        #expect(restore.status == 0 && restore.stdout.contains("1 breathing pattern of your own"), "\(restore)")
+        #expect(rig.file("patterns.txt") == "evening 4,2,8,0\n")
+        #expect(rig.loop.core.state.breathing.preset.name == "evening" && rig.loop.core.state.breathing.minutes == 10)
+        #expect(rig.file("breathing.txt") == "pattern evening\nlength 10\n")
+        // The old archive leaves them as they are.
+        let again = rig.unwind(["restore", dir + "/old.tar", "--yes"])
+        #expect(again.status == 0, "\(again)")
+        #expect(rig.file("patterns.txt") == "evening 4,2,8,0\n")
+        #expect(rig.loop.core.state.breathing.presets.last?.name == "evening")
+        rig.shutdown()
     }
 }

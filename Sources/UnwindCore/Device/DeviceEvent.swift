@@ -60,6 +60,8 @@ public enum MaintainerChange: Equatable, Sendable {
     /// `unwind patterns add|remove`: the maintainer's own patterns, offered after the shipped
     /// ones. Saved as `patterns.txt`.
     case setCustomPatterns([BreathingPreset])
+    /// A restore: the pattern and session length the person chose, as the backup had them.
+    case setBreathingChoice(BreathingChoice)
 }
 
 /// Why the core did not make a maintainer's change (nothing changed).

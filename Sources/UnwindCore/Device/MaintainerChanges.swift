@@ -35,6 +35,8 @@ extension DeviceCore {
             }
         case .setCustomPatterns(let presets):
             setCustomPatterns(presets, effects: &effects)
+        case .setBreathingChoice(let choice):
+            setBreathingChoice(choice, effects: &effects)
         }
         return nil
     }

@@ -282,6 +282,14 @@ extension DeviceCore {
         saveBreathing(at: now.instant, effects: &effects)
     }
 
+    /// A restore's choice: the named pattern if it is offered (else the one chosen now stays),
+    /// and the length; saved.
+    mutating func setBreathingChoice(_ choice: BreathingChoice, effects: inout [Effect]) {
+        if let i = state.breathing.presets.firstIndex(where: { $0.name == choice.pattern }) { state.breathing.chosen = i }
+        if SessionLength.choices.contains(choice.minutes) { state.breathing.minutes = choice.minutes }
+        saveChoice(effects: &effects)
+    }
+
     /// The maintainer's patterns changed (`unwind patterns add|remove`): the page offers the new
     /// list, the chosen pattern stays chosen by name (a removed one: the first offered), and the
     /// list is saved. A running session goes on with the pattern it started with.

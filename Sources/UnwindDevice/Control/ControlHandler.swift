@@ -107,9 +107,11 @@ extension DeviceLoop: ControlHandling {
             let before = persistence.writesAsked
             // All nine files as one change first: a kill mid-restore leaves the old state or the
             // new one, never a mix. The core's own saves that follow write the same state again.
-            persistence.saveAll(StateArchive.stateFiles.compactMap { n in bytes[n].map { (name: n, bytes: $0) } })
+            persistence.saveAll((StateArchive.stateFiles + StateArchive.optionalFiles).compactMap { n in bytes[n].map { (name: n, bytes: $0) } })
             maintain(.restore(totals: state.totals, history: state.history, mantras: state.mantras,
                               reminder: state.reminder, alertSlots: state.alertSlots))
+            if let patterns = state.patterns { maintain(.setCustomPatterns(patterns)) }
+            if let choice = state.choice, let c = choice { maintain(.setBreathingChoice(c)) }
             return afterWrites(before, now, MaintenanceEdits.restoredMessage(state))
 
         case .modemCheck:

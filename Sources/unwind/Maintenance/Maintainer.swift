@@ -187,7 +187,7 @@ public struct OfflineState {
         case .restore(let files):
             let bytes = files.mapValues { [UInt8]($0) }
             let state = try MaintenanceEdits.restorable(bytes)
-            let files = StateArchive.stateFiles.compactMap { name in bytes[name].map { (name: name, bytes: $0) } }
+            let files = (StateArchive.stateFiles + StateArchive.optionalFiles).compactMap { name in bytes[name].map { (name: name, bytes: $0) } }
             do { try store.replaceAll(files) } catch { throw .failed("cannot restore (no state file changed): \(error)") }
             return .done(MaintenanceEdits.restoredMessage(state))
         }
@@ -234,7 +234,8 @@ public struct OfflineState {
 
 /// The files of a backup, read from a state directory (`unwind backup`).
 public enum StateBackupReader {
-    /// The nine state files (what a missing one means, when missing) and the outbox's messages.
+    /// The nine state files (what a missing one means, when missing), the breathing choice and
+    /// patterns when there are, and the outbox's messages.
     /// Holds the state lock shared while reading, so the files are of one moment.
     public static func read(stateDirectory: String, contentDirectory: String? = nil) throws(ControlFailure) -> [String: [UInt8]] {
         let lock = StateLock(stateDirectory: stateDirectory)
@@ -251,6 +252,8 @@ public enum StateBackupReader {
                 ?? Array(MantrasFile.format(DeviceContent.shippedMantras(in: DeviceContent.directory(override: contentDirectory))).utf8)
             files[RemindersFile.name] = try read(RemindersFile.name) ?? Array(RemindersFile.format(.never).utf8)
             for name in AlertSlotFile.names { files[name] = try read(name) ?? [] }
+            // Only when there are: an archive without them keeps the device's own at a restore.
+            for name in StateArchive.optionalFiles { if let b = try read(name) { files[name] = b } }
             let outbox = stateDirectory + "/outbox"
             var info = stat()
             if lstat(outbox, &info) == 0 {
