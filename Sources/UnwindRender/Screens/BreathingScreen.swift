@@ -44,7 +44,14 @@ enum BreathingScreen {
         } else {
             let length = SessionLength.label(b.minutes)
             fb.text(length, font: .small, x: fb.width - BitmapFont.small.textWidth(length), y: 55)
-            if totalEnd + 4 <= fb.width - 24 { fb.text("<Stats", font: .small, x: fb.width - 24, y: 46) }
+            // The statistics are LEFT held: the arrow drawn held (filled), as the chooser's is
+            // while pressed, then the word.
+            let hintX = fb.width - 26
+            if totalEnd + 2 <= hintX {
+                fb.fill(x: hintX, y: 45, width: 5, height: 7)
+                for col in 0..<3 { fb.verticalLine(x: hintX + 1 + col, y0: 48 - col, y1: 48 + col, .off) }
+                fb.text("Stats", font: .small, x: hintX + 6, y: 46)
+            }
         }
     }
 
