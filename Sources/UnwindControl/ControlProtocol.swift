@@ -91,6 +91,11 @@ public enum ControlRequest: Codable, Equatable, Sendable {
     case modemCommand(String)
     /// The device pulses its own motor.
     case motorTest
+
+    // Breathing beyond the box (issue 16)
+    /// One of the maintainer's own breathing patterns: a name and `--pattern`'s words.
+    case addPattern(name: String, pattern: String)
+    case removePattern(name: String)
 }
 
 /// The answer: `code` 0 (done), 1 (could not be done) or 2 (bad input), with one line of

@@ -121,6 +121,11 @@ public enum MaintenanceEdits {
         /// Outbox messages in the archive: checked, never restored (an old alert is never sent
         /// again from a backup).
         public var outboxMessages: Int
+        /// The maintainer's patterns and the person's breathing choice, when the archive has them
+        /// (nil: an archive from before them; the device keeps its own). An empty `breathing.txt`
+        /// is `.some(nil)`: nothing chosen.
+        public var patterns: [BreathingPreset]?
+        public var choice: BreathingChoice??
     }
 
     public static func restorable(_ files: [String: [UInt8]]) throws(ControlFailure) -> RestorableState {
@@ -157,13 +162,21 @@ public enum MaintenanceEdits {
             _ = try wrap(name) { try Outbox.parse(files[name]!, id: id) }
             outbox += 1
         }
+        var patterns: [BreathingPreset]?
+        if let b = files[PatternsFile.name] { patterns = try wrap(PatternsFile.name) { try PatternsFile.parse(b) } }
+        var choice: BreathingChoice??
+        if let b = files[BreathingChoiceFile.name] {
+            choice = .some(try wrap(BreathingChoiceFile.name) { () throws -> BreathingChoice? in b.isEmpty ? nil : try BreathingChoiceFile.parse(b) })
+        }
         return RestorableState(totals: totals, history: history, mantras: mantras, reminder: reminder,
-                               alertFiles: alertFiles, alertSlots: slots, outboxMessages: outbox)
+                               alertFiles: alertFiles, alertSlots: slots, outboxMessages: outbox,
+                               patterns: patterns, choice: choice)
     }
 
     public static func restoredMessage(_ r: RestorableState) -> String {
         var s = "restored: \(r.totals.count) sessions, \(r.mantras.count) mantras, reminder \(RemindersFile.line(r.reminder)), "
             + "\(r.alertSlots.filter { $0.alert != nil }.count) alert slots set"
+        if let p = r.patterns { s += ", \(p.count) breathing pattern\(p.count == 1 ? "" : "s") of your own" }
         if r.outboxMessages > 0 {
             s += "; \(r.outboxMessages) unsent message(s) in the archive's outbox were checked but not restored (an old alert is never sent again)"
         }

@@ -46,9 +46,27 @@ public final class StatePersistence: @unchecked Sendable {
         }
     }
 
+    /// Reads `sessionHistory.txt`; a file with a bad line is moved aside and its good lines kept.
     public func loadHistory(now: WallTime) -> [SessionRecord] {
-        load(SessionHistoryFile.name, now: now, empty: [], format: SessionHistoryFile.format) { bytes in
+        load(SessionHistoryFile.name, now: now, empty: [], format: SessionHistoryFile.format,
+             recover: SessionHistoryFile.salvage) { bytes in
             try SessionHistoryFile.parse(bytes)
+        }
+    }
+
+    /// Reads `breathing.txt`: missing or empty means nothing chosen yet (the configured
+    /// default); an unusable file is moved aside, replaced by an empty one, and the default used.
+    public func loadBreathingChoice(now: WallTime) -> BreathingChoice? {
+        load(BreathingChoiceFile.name, now: now, empty: nil, format: { $0.map(BreathingChoiceFile.format) ?? "" }) { bytes in
+            bytes.isEmpty ? nil : try BreathingChoiceFile.parse(bytes)
+        }
+    }
+
+    /// Reads the maintainer's `patterns.txt`: missing means none; a file with a bad line is moved
+    /// aside and its good lines kept.
+    public func loadPatterns(now: WallTime) -> [BreathingPreset] {
+        load(PatternsFile.name, now: now, empty: [], format: PatternsFile.format, recover: PatternsFile.salvage) { bytes in
+            try PatternsFile.parse(bytes)
         }
     }
 

@@ -16,7 +16,7 @@ import UnwindDevices
 /// The keys of the terminal simulator, shown under the screen.
 public enum KeyMap {
     public static let legend = """
-        p/Tab PAGE   P/h hold PAGE (help)   a/← LEFT   d/→ RIGHT
+        p/Tab PAGE   P/h hold PAGE (help)   a/← LEFT   d/→ RIGHT   A/D hold them
         space/Enter SELECT   S hold SELECT   ! hold PANIC   q quit
         """
 
@@ -27,6 +27,9 @@ public enum KeyMap {
         case UInt8(ascii: "P"), UInt8(ascii: "h"), UInt8(ascii: "?"): (.page, ButtonScript.longHold)
         case UInt8(ascii: "a"): (.left, ButtonScript.shortHold)
         case UInt8(ascii: "d"): (.right, ButtonScript.shortHold)
+        // Breathing: LEFT held opens the statistics, RIGHT held steps the session length.
+        case UInt8(ascii: "A"): (.left, ButtonScript.longHold)
+        case UInt8(ascii: "D"): (.right, ButtonScript.longHold)
         case UInt8(ascii: " "), 0x0D, 0x0A: (.select, ButtonScript.shortHold)
         case UInt8(ascii: "S"): (.select, ButtonScript.longHold)
         case UInt8(ascii: "!"): (.panic, .milliseconds(1600))

@@ -17,14 +17,15 @@ struct Unwind: ParsableCommand {
         abstract: "Unwind, the bedside haptic breathing companion.",
         discussion: """
             The maintainer's commands (status, screen, alerts, mantras, reminders, stats, modem, hw, backup, \
-            restore, config) work beside the running device: they ask it through its control socket, and edit \
+            restore, config, patterns) work beside the running device: they ask it through its control socket, and edit \
             the state files themselves only when no device runs. Each takes --config, --state and --socket. \
             Exit status: 0 done, 1 could not be done (the device is not running, a file cannot be read, the \
             modem failed …), 2 bad usage or input.
             """,
         subcommands: [Sim.self, Run.self, StatusCommand.self, ScreenCommand.self, AlertsCommand.self, MantrasCommand.self,
                       RemindersCommand.self, StatsCommand.self, ModemCommand.self, HardwareCommand.self,
-                      BackupCommand.self, RestoreCommand.self, ConfigCommand.self])
+                      BackupCommand.self, RestoreCommand.self, ConfigCommand.self,
+                      PatternsCommand.self])
 
     /// Bare `unwind`. On a board (a device configuration at /etc/unwind/unwind.conf, or the
     /// daemon's state directory /var/lib/unwind) it says what it is, the device's status and the
@@ -44,7 +45,8 @@ struct Unwind: ParsableCommand {
             Commands (each has --help):
               unwind status                the device at a glance        unwind screen [--watch]   its screen
               unwind alerts list|set|test  the five alert contacts       unwind mantras list|add   the mantras
-              unwind reminders show|set    the mantra reminder           unwind stats              breathing statistics
+              unwind reminders show|set    the mantra reminder           unwind stats [--csv]      breathing statistics
+              unwind patterns list|add     the breathing patterns
               unwind modem check|at        the GSM modem                 unwind hw test …          the hardware
               unwind backup|restore FILE   the state files               unwind config check       the configuration
               unwind run                   the device itself (systemd runs it: sudo systemctl start unwind)
@@ -66,10 +68,11 @@ struct Unwind: ParsableCommand {
 /// Options every way of running the device shares.
 struct DeviceOptions: ParsableArguments {
     @Option(name: .customLong("pattern"),
-            help: "Seconds of inhale, hold, exhale, hold, e.g. 4,4,4,4 (each 1 to 20; default: --config's breathing.*, else 4,4,4,4).")
+            help: ArgumentHelp("The breathing pattern to start with: a preset (box, calm, 478, sigh, resonance) or seconds of IN,HOLD,OUT,HOLD like 4,7,8,0 (a hold may be 0; IN may be 2+1 for a top-up sip; 'from 11 over 180' after it slows the pace from 11 breaths a minute over 180 s). Default: --config's breathing.*, else the last one chosen, else box.",
+                               valueName: "name|lengths"))
     var pattern: String?
 
-    @Option(help: "Motor pulse at each corner, in milliseconds (20 to 1000; default: --config's haptics.pulse_ms, else 120).")
+    @Option(help: "Length of the short motor pulses (breathe in, hold), in milliseconds (20 to 1000; default: --config's haptics.*, else 120).")
     var pulseMs: Int?
 
     @Option(help: "Directory of the shipped help files (default: the one built with unwind).")
@@ -79,16 +82,19 @@ struct DeviceOptions: ParsableArguments {
     func settings(base: DeviceSettings = DeviceSettings()) throws -> DeviceSettings {
         var s = base
         if let pattern {
-            let parts = pattern.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
-            guard parts.count == 4, parts.allSatisfy({ $0 != nil }) else {
-                throw ValidationError("--pattern takes four numbers of seconds separated by commas, like 4,4,4,4")
+            do {
+                let p = try BreathingConfiguration.pattern(pattern)
+                s.pattern = p.pattern
+                s.breathing.patternName = p.name
+                s.breathing.patternOverridesRemembered = true
+            } catch {
+                throw ValidationError("--pattern: \(error)")
             }
-            let d = parts.map { Duration.nanoseconds(Int64(($0! * 1e9).rounded())) }
-            s.pattern = BreathingPattern(inhale: d[0], holdAfterInhale: d[1], exhale: d[2], holdAfterExhale: d[3])
-            if let p = s.pattern.problem { throw ValidationError("--pattern: \(p)") }
         }
         if let pulseMs {
-            s.haptics.pulse = .milliseconds(pulseMs)
+            let pulse = Duration.milliseconds(pulseMs)
+            s.haptics.inhale = s.haptics.inhale.map { _ in pulse }
+            s.haptics.hold = s.haptics.hold.map { _ in pulse }
             if let p = s.haptics.problem { throw ValidationError("--pulse-ms: \(p)") }
         }
         return s

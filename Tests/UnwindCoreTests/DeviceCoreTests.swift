@@ -36,7 +36,7 @@ import Testing
         #expect(core.state.breathing.sessionSeconds(at: .seconds(200)) == 65) // stays on screen
         #expect(core.state.breathing.totals == BreathingTotals(totalSeconds: 65, shortestSeconds: 65, longestSeconds: 65, count: 1))
         #expect(saves[.totalTime] == "5\n1\n0\n65\n65\n1\n")
-        #expect(saves[.sessionHistory] == "1000010 65\n")
+        #expect(saves[.sessionHistory] == "1000010 65 box\n")     // the pattern beside the session
         press(.down(.select), at: 300)
         #expect(core.state.breathing.selectLabel == "Stop")
         #expect(core.state.breathing.sessionSeconds(at: .seconds(300)) == 0)   // restart: from 00:00
@@ -85,13 +85,19 @@ import Testing
     }
 
     @Test mutating func statsScreenOpensWhenIdleAndAnyButtonCloses() {
-        press(.down(.right), at: 1)
+        // LEFT held is the spec's Stats button (a short LEFT/RIGHT chooses the pattern).
+        press(.down(.left), at: 0.5)
+        #expect(core.state.overlay == .none)
+        press(.long(.left), at: 1.3)
         #expect(core.state.overlay == .stats)
+        press(.up(.left, heldFor: .seconds(1)), at: 1.5)
+        #expect(core.state.overlay == .stats)   // the release of the press that opened them
         press(.down(.select), at: 2)
         #expect(core.state.overlay == .none)
         #expect(!core.state.breathing.isRunning) // the closing press did not also start a session
         press(.down(.select), at: 3)
-        press(.down(.right), at: 4)
+        press(.down(.left), at: 4)
+        press(.long(.left), at: 4.8)
         #expect(core.state.overlay == .none) // not during a session
     }
 

@@ -187,7 +187,7 @@ private func gestures(on chip: SimulatedGPIOChip, _ buttons: SimulatedGPIOButton
         let motor = try chip.motorLine(offset: motorPin)
         let buttons = try chip.buttonLines(pins)
         time.nextEvent = { chip.nextEdgeTime }
-        // Start at 0.5 s, stop at 8.7 s (after the third corner's pulse), both with bouncing contacts.
+        // Start at 0.5 s, stop at 8.7 s (during the third corner's pulse), both with bouncing contacts.
         chip.bouncyPress(pins[.select]!, at: .seconds(0.5), holdFor: .milliseconds(90), bounces: 3)
         chip.bouncyPress(pins[.select]!, at: .seconds(8.7), holdFor: .milliseconds(90), bounces: 3)
 
@@ -202,10 +202,11 @@ private func gestures(on chip: SimulatedGPIOChip, _ buttons: SimulatedGPIOButton
         loop.run(until: { time.instant >= .seconds(14) })
 
         #expect(gestures.filter { if case .down(.select) = $0.1 { true } else { false } }.map(\.0) == [.seconds(0.5), .seconds(8.7)])
-        // Corners at 0.5 + 4k s: breath corners one 120 ms pulse, hold corners two; none after the stop.
+        // Corners at 0.5 + 4k s: breathe in one 120 ms pulse, hold two, breathe out one of 400 ms
+        // (cut short by the stop at 8.7 s); none after the stop.
         let want: [(Double, Bool)] = [(0.5, true), (0.62, false),
                                       (4.5, true), (4.62, false), (4.72, true), (4.84, false),
-                                      (8.5, true), (8.62, false)]
+                                      (8.5, true), (8.7, false)]
         let got = chip.history(motorPin)
         #expect(got.count == want.count, "motor line: \(got)")
         for (g, w) in zip(got, want) {

@@ -19,11 +19,13 @@ import UnwindRender
         #expect(r.statistics.framesMissed == 0)
         #expect(r.framesShown == r.statistics.framesRendered)
 
-        // Corner k at 0.5 + 4k s: breath corners (k even) one 120 ms pulse, holds two.
+        // Corner k at 0.5 + 4k s: breathe in (k % 4 == 0) one 120 ms pulse, breathe out one of
+        // 400 ms, holds two of 120 ms.
         var expected: [SimulatedMotor.Change] = []
         for k in 0..<150 {
             let t = Instant.seconds(0.5 + 4 * Double(k))
-            expected.append(.init(at: t, on: true)); expected.append(.init(at: t + .milliseconds(120), on: false))
+            expected.append(.init(at: t, on: true))
+            expected.append(.init(at: t + .milliseconds(k % 4 == 2 ? 400 : 120), on: false))
             if k % 2 == 1 {
                 expected.append(.init(at: t + .milliseconds(220), on: true)); expected.append(.init(at: t + .milliseconds(340), on: false))
             }
@@ -37,7 +39,7 @@ import UnwindRender
 
         // totalTime.txt: one ten-minute session.
         #expect(readText(dir + "/state/totalTime.txt") == "0\n10\n0\n600\n600\n1\n")
-        #expect(readText(dir + "/state/sessionHistory.txt")?.hasSuffix(" 600\n") == true)
+        #expect(readText(dir + "/state/sessionHistory.txt")?.hasSuffix(" 600 box\n") == true)
         // The logs the README documents.
         let motorLog = readText(dir + "/out/motor.log") ?? ""
         #expect(motorLog.hasPrefix("0.500000000 1\n0.620000000 0\n4.500000000 1\n"))
@@ -56,7 +58,7 @@ import UnwindRender
         #expect(r.displayDropped > 1000)
         #expect(r.statistics.framesMissed == 0)
         #expect(r.statistics.worstMotorLateness == .zero)
-        #expect(r.motor.filter(\.on).count == 8 * 1 + 7 * 2) // corners 0…14: 8 breath (one pulse), 7 hold (two)
+        #expect(r.motor.filter(\.on).count == 8 * 1 + 7 * 2) // corners 0…14: 8 breaths in or out (one pulse), 7 holds (two)
     }
 
     @Test func corruptTotalsAreMovedAsideAndZeroed() throws {

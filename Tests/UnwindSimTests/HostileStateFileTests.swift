@@ -32,6 +32,8 @@ struct HostileStateFileTests {
             SessionHistoryFile.name: "1767225000 60\n1767225100 300\n",
             MantrasFile.name: "Breathe in calm\nYou are safe here\n",
             RemindersFile.name: "daily 21:30\n",
+            BreathingChoiceFile.name: "pattern calm\nlength 10\n",
+            PatternsFile.name: "evening 4,2,8,0\nslowing 4,0,6,0 from 11 over 180\n",
         ]
         for slot in 1...AlertSlotFile.slotCount {
             files[AlertSlotFile.name(slot: slot)] = "Contact \(slot)\n+1555000000\(slot)\nHelp message \(slot)\n"
@@ -45,12 +47,15 @@ struct HostileStateFileTests {
         case SessionHistoryFile.name: Array("1767225000 999999999999999999999999999999\n".utf8)
         case MantrasFile.name: Array((String(repeating: "calm ", count: 40) + "\n").utf8)
         case RemindersFile.name: Array(("daily 21:30 " + String(repeating: "x", count: 300) + "\n").utf8)
+        case BreathingChoiceFile.name: Array(("pattern " + String(repeating: "x", count: 300) + "\n").utf8)
+        case PatternsFile.name: Array(("evening " + String(repeating: "4,", count: 300) + "4\n").utf8)
         default: Array((String(repeating: "N", count: 41) + "\n+15550000001\nHelp\n").utf8)
         }
     }
 
     static var cases: [Case] {
-        let files = [TotalTimeFile.name, SessionHistoryFile.name, MantrasFile.name, RemindersFile.name] + AlertSlotFile.names
+        let files = [TotalTimeFile.name, SessionHistoryFile.name, MantrasFile.name, RemindersFile.name,
+                     BreathingChoiceFile.name, PatternsFile.name] + AlertSlotFile.names
         return files.flatMap { f in Corruption.allCases.map { Case(file: f, corruption: $0) } }
     }
 
@@ -131,9 +136,12 @@ struct HostileStateFileTests {
 
         // The log names the file, and only that one.
         let lines = r.stderr.split(separator: "\n")
-        // An empty history, mantra list or slot is valid; half a mantra list is a shorter list.
-        let stillValid = c.corruption == .empty && ([SessionHistoryFile.name, MantrasFile.name].contains(c.file) || target != nil)
-            || c.corruption == .truncated && [MantrasFile.name, SessionHistoryFile.name].contains(c.file)
+        // An empty history, mantra list, pattern list, choice or slot is valid; half a mantra list
+        // is a shorter list; half of breathing.txt names a pattern that is not offered (the
+        // default is used, quietly).
+        let stillValid = c.corruption == .empty
+            && ([SessionHistoryFile.name, MantrasFile.name, BreathingChoiceFile.name, PatternsFile.name].contains(c.file) || target != nil)
+            || c.corruption == .truncated && [MantrasFile.name, SessionHistoryFile.name, BreathingChoiceFile.name].contains(c.file)
         if !stillValid {
             check(lines.contains { $0.contains(c.file) }, "the log must name \(c.file): \(r.stderr)")
         }

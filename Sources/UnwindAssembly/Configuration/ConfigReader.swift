@@ -219,3 +219,12 @@ func editDistance(_ a: String, _ b: String) -> Int {
     }
     return a.isEmpty ? b.count : prev[b.count]
 }
+
+extension ConfigReader {
+    /// The text given where a section of keys belongs (`breathing: calm` for `breathing:` with
+    /// `pattern: calm` under it), or nil: without this check such a line would be quietly ignored.
+    public func valueInsteadOfSection(_ section: String) -> String? {
+        guard let m = root?.mapping, let n = m[Node(stringLiteral: section)], n.mapping == nil else { return nil }
+        return n.scalar?.string ?? "a list"
+    }
+}

@@ -53,19 +53,8 @@ public struct DeviceConfiguration: Sendable {
         if !c.stateDirectory.hasPrefix("/") { r.problem("state_directory", "must be an absolute path") }
         c.contentDirectory = r.optionalString("content_directory")
 
-        let p = c.settings.pattern
-        c.settings.pattern = BreathingPattern(
-            inhale: r.seconds("breathing.inhale", default: p.inhale.seconds, in: 1...20),
-            holdAfterInhale: r.seconds("breathing.hold_after_inhale", default: p.holdAfterInhale.seconds, in: 1...20),
-            exhale: r.seconds("breathing.exhale", default: p.exhale.seconds, in: 1...20),
-            holdAfterExhale: r.seconds("breathing.hold_after_exhale", default: p.holdAfterExhale.seconds, in: 1...20))
-
-        let h = c.settings.haptics
-        c.settings.haptics = HapticStyle(
-            pulse: .milliseconds(r.int("haptics.pulse_ms", default: Int(h.pulse.milliseconds), in: 20...1000)),
-            gap: .milliseconds(r.int("haptics.gap_ms", default: Int(h.gap.milliseconds), in: 20...1000)),
-            breathPulses: r.int("haptics.breath_pulses", default: h.breathPulses, in: 0...4),
-            holdPulses: r.int("haptics.hold_pulses", default: h.holdPulses, in: 0...4))
+        // breathing.* and haptics.*: their own reader (BreathingConfiguration.swift).
+        BreathingConfiguration.read(r, into: &c.settings)
 
         c.buttonTiming = ButtonClassifier.Timing(
             debounce: .milliseconds(r.int("buttons.debounce_ms", default: 20, in: 1...200)),

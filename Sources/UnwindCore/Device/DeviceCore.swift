@@ -13,16 +13,20 @@ public struct DeviceCore: Sendable {
                 mantras: [String] = [], reminder: ReminderSchedule = .never,
                 alertSlots: [AlertSlotState] = [], counselling: CounsellingLine = .sfuCounselling,
                 website: String? = nil, websiteCode: QRCodeImage? = nil,
-                checkIn: CheckInRecord? = nil, alertTest: AlertTestRecord? = nil) {
+                checkIn: CheckInRecord? = nil, alertTest: AlertTestRecord? = nil,
+                customPatterns: [BreathingPreset] = [], breathingChoice: BreathingChoice? = nil) {
         self.settings = settings
-        self.state = DeviceState(breathing: BreathingState(totals: totals, history: history), help: help,
-                                 mantras: MantraList(mantras), reminders: ReminderState(schedule: reminder))
+        let offered = BreathingState.offered(settings: settings, custom: customPatterns, remembered: breathingChoice)
+        self.state = DeviceState(breathing: BreathingState(totals: totals, history: history, presets: offered.presets,
+                                                           chosen: offered.chosen, minutes: offered.minutes),
+                                 help: help, mantras: MantraList(mantras), reminders: ReminderState(schedule: reminder))
         state.display.pixelShiftPeriod = settings.screen.pixelShiftPeriod
         state.panic.holdNanoseconds = settings.panic.hold.nanoseconds
         alertSlotsChanged(alertSlots)
         setCounselling(counselling, website: website, code: websiteCode)
         state.checkIn.last = checkIn
         state.panic.readiness.lastTest = alertTest
+        askBeforeSession()
     }
 
     // MARK: Buttons
@@ -31,6 +35,7 @@ public struct DeviceCore: Sendable {
         // Whatever else the rest of a PAGE press does (or is swallowed), the mark goes with it.
         if gesture.button == .page, gesture != .down(.page) { state.pagePressed = false }
         if gesture.button == .select, gesture != .down(.select) { state.selectPressed = false }
+        if gesture.button == state.breathing.arrowPressed, gesture != .down(gesture.button) { state.breathing.arrowPressed = nil }
         if isSwallowed(gesture) { return }
         if gesture.button == .panic {
             state.display.lastActivity = now.instant
@@ -65,12 +70,10 @@ public struct DeviceCore: Sendable {
         case .confirmDelete: return handleConfirmDelete(gesture, at: now, effects: &effects)
         case .help(let scroll): return handleHelp(gesture, scroll: scroll)
         case .stats:
-            // Any press closes the statistics; acting on the press that closes them would surprise.
-            if case .down(let b) = gesture, b != .panic {
-                state.overlay = .none
-                swallowPress(b)
-            }
-            return
+            // Any press closes the statistics (LEFT/RIGHT may turn to the ratings); acting on the
+            // press that closes them would surprise.
+            return handleStats(gesture)
+        case .rating(let question): return handleRating(gesture, question, at: now, effects: &effects)
         case .none: break
         }
         switch gesture {
@@ -92,6 +95,7 @@ public struct DeviceCore: Sendable {
                 state.lockNoticeUntil = nil
                 // A long mantra starts scrolling from its top when the page opens.
                 if state.page == .affirmations { state.mantraShownAt = now.instant }
+                if state.page == .breathing { askBeforeSession() }
             }
         case .long(.page):
             state.overlay = .help(scroll: 0)
@@ -141,17 +145,12 @@ public struct DeviceCore: Sendable {
         if state.panic.armingSince != nil || state.panic.sendingAt != nil { tickPanic(at: now, effects: &effects) }
         if state.panic.aftercare.escalation.isActive { tickEscalation(at: now, effects: &effects) }
         tickAlertHealth(at: now, effects: &effects)
-        guard case .running(let clock) = state.breathing.session else { return }
-        scheduleCorners(clock, until: now.instant + settings.hapticLookahead, effects: &effects)
-        if now.instant - state.breathing.lastCheckpoint >= settings.checkpointInterval {
-            state.breathing.lastCheckpoint = now.instant
-            saveBreathing(at: now.instant, effects: &effects)
-        }
+        tickBreathing(at: now, effects: &effects)
     }
 
     /// SIGTERM, SIGINT or a maintainer's stop: a running session counts up to now.
     mutating func shutdown(at now: Moment, effects: inout [Effect]) {
-        if state.breathing.isRunning { stopSession(at: now, effects: &effects) }
+        if state.breathing.isRunning { stopSession(at: now, asking: false, effects: &effects) }
         effects.append(.cancelMotor)
         saveBreathing(at: now.instant, effects: &effects)
     }

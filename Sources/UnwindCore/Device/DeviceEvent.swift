@@ -55,6 +55,13 @@ public enum MaintainerChange: Equatable, Sendable {
                  reminder: ReminderSchedule, alertSlots: [AlertSlotState])
     /// `unwind hardware motor`: three firm pulses, unlike any pattern the device gives by itself.
     case motorTest
+
+    // Breathing beyond the box (issue 16)
+    /// `unwind patterns add|remove`: the maintainer's own patterns, offered after the shipped
+    /// ones. Saved as `patterns.txt`.
+    case setCustomPatterns([BreathingPreset])
+    /// A restore: the pattern and session length the person chose, as the backup had them.
+    case setBreathingChoice(BreathingChoice)
 }
 
 /// Why the core did not make a maintainer's change (nothing changed).

@@ -2,6 +2,8 @@ import Foundation
 
 /// Everything about the device's behaviour that configuration may change.
 public struct DeviceSettings: Equatable, Sendable {
+    /// The pattern the breathing page offers at start when the person has chosen none (a shipped
+    /// preset's, or one given by its lengths, which the page then offers beside the presets).
     public var pattern: BreathingPattern
     public var haptics: HapticStyle
     /// A running session is written out this often, so a power cut loses at most this much.
@@ -23,6 +25,11 @@ public struct DeviceSettings: Equatable, Sendable {
     public var captureTick: Duration
     public var panic: PanicSettings
     public var checkIn: CheckInSettings
+
+    // MARK: Breathing beyond the box (issue 16)
+
+    /// The named presets, session lengths, the before/after check-in and the end of a timed session.
+    public var breathing = BreathingSettings()
 
     public init(pattern: BreathingPattern = .box, haptics: HapticStyle = HapticStyle(),
                 checkpointInterval: Duration = .seconds(60), lockNotice: Duration = .milliseconds(2500),

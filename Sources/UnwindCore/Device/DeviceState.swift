@@ -13,6 +13,8 @@ public enum Overlay: Equatable, Sendable {
     case alertStatus
     /// Panic: the counselling service's website as a QR code (spec 5.3).
     case counsellingCode
+    /// Breathing: how anxious, 0–10, before or after a session (`breathing.check_in`).
+    case rating(AnxietyRating)
 }
 
 /// The whole device as the person sees it.

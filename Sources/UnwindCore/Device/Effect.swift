@@ -10,6 +10,10 @@ public enum StateFile: Hashable, Sendable {
     case checkIn
     /// `alertTest.txt`: the last monthly alert test.
     case alertTest
+    /// `breathing.txt`: the pattern and session length chosen last.
+    case breathingChoice
+    /// `patterns.txt`: the maintainer's own breathing patterns.
+    case patterns
 
     /// The file's name in the state directory.
     public var name: String {
@@ -21,6 +25,8 @@ public enum StateFile: Hashable, Sendable {
         case .alertSlot(let slot): AlertSlotFile.name(slot: slot)
         case .checkIn: CheckInFile.name
         case .alertTest: AlertTestFile.name
+        case .breathingChoice: BreathingChoiceFile.name
+        case .patterns: PatternsFile.name
         }
     }
 }

@@ -33,6 +33,10 @@ extension DeviceCore {
                 effects.append(.motor(MotorEdge(at: t + .milliseconds(300), on: false)))
                 t = t + .milliseconds(600)
             }
+        case .setCustomPatterns(let presets):
+            setCustomPatterns(presets, effects: &effects)
+        case .setBreathingChoice(let choice):
+            setBreathingChoice(choice, effects: &effects)
         }
         return nil
     }
@@ -96,7 +100,7 @@ extension DeviceCore {
         let b = state.breathing
         var saved = b.history
         if case .running(let c) = b.session, (now.instant - c.start).wholeSeconds >= BreathingTotals.minimumSession {
-            saved.append(SessionRecord(started: b.startedWall, seconds: (now.instant - c.start).wholeSeconds))
+            saved.append(runningRecord(seconds: (now.instant - c.start).wholeSeconds))
         }
         effects.append(.save(.totalTime, TotalTimeFile.format(b.totals(at: now.instant))))
         effects.append(.save(.sessionHistory, SessionHistoryFile.format(saved)))

@@ -29,6 +29,11 @@ public enum StateArchive {
         [TotalTimeFile.name, SessionHistoryFile.name, MantrasFile.name, RemindersFile.name] + AlertSlotFile.names
     }
 
+    /// State files an archive holds when the state directory had them: the breathing choice and
+    /// the maintainer's patterns. Archives made before them still restore (the device's own are
+    /// then kept as they are).
+    public static var optionalFiles: [String] { [BreathingChoiceFile.name, PatternsFile.name] }
+
     public enum Problem: Error, Equatable, Sendable, CustomStringConvertible {
         case tooLarge(Int)
         case empty
@@ -67,7 +72,7 @@ public enum StateArchive {
 
     /// Whether `name` may be a member (besides the manifest): a state file or an outbox message.
     public static func isKnown(_ name: String) -> Bool {
-        if stateFiles.contains(name) { return true }
+        if stateFiles.contains(name) || optionalFiles.contains(name) { return true }
         guard name.hasPrefix(outboxPrefix), name.hasSuffix(".msg") else { return false }
         let id = name.dropFirst(outboxPrefix.count)
         return id.count > 4 && id.count <= 90 && !id.hasPrefix(".")
@@ -77,7 +82,7 @@ public enum StateArchive {
     /// The archive of `files` (name → bytes): the manifest first, then the state files, then
     /// the outbox in name order.
     public static func make(_ files: [String: [UInt8]], created: WallTime) -> [UInt8] {
-        let names = stateFiles.filter { files[$0] != nil } + files.keys.filter { $0.hasPrefix(outboxPrefix) }.sorted()
+        let names = (stateFiles + optionalFiles).filter { files[$0] != nil } + files.keys.filter { $0.hasPrefix(outboxPrefix) }.sorted()
         var manifest = "unwind-state-archive \(formatVersion)\ncreated \(created.secondsSinceEpoch)\n"
         for n in names { manifest += "file \(n) \(files[n]!.count) \(hex8(CRC32.of(files[n]!)))\n" }
         var members: [(String, [UInt8])] = [(manifestName, Array(manifest.utf8))]

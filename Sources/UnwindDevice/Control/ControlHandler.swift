@@ -107,9 +107,11 @@ extension DeviceLoop: ControlHandling {
             let before = persistence.writesAsked
             // All nine files as one change first: a kill mid-restore leaves the old state or the
             // new one, never a mix. The core's own saves that follow write the same state again.
-            persistence.saveAll(StateArchive.stateFiles.compactMap { n in bytes[n].map { (name: n, bytes: $0) } })
+            persistence.saveAll((StateArchive.stateFiles + StateArchive.optionalFiles).compactMap { n in bytes[n].map { (name: n, bytes: $0) } })
             maintain(.restore(totals: state.totals, history: state.history, mantras: state.mantras,
                               reminder: state.reminder, alertSlots: state.alertSlots))
+            if let patterns = state.patterns { maintain(.setCustomPatterns(patterns)) }
+            if let choice = state.choice, let c = choice { maintain(.setBreathingChoice(c)) }
             return afterWrites(before, now, MaintenanceEdits.restoredMessage(state))
 
         case .modemCheck:
@@ -125,6 +127,20 @@ extension DeviceLoop: ControlHandling {
         case .motorTest:
             maintain(.motorTest)
             return .now(.done("the device pulses its motor 3 times (0.3 s each) now"))
+
+        case .addPattern(let name, let words):
+            let offered = core.state.breathing.presets
+            let p = try MaintenanceEdits.newPattern(name: name, words: words, existing: offered)
+            let before = persistence.writesAsked
+            maintain(.setCustomPatterns(offered.filter(\.isCustom) + [p]))
+            return afterWrites(before, now, "added pattern \(MaintenanceEdits.describe(p)); offered on the breathing page now")
+
+        case .removePattern(let name):
+            let remaining = try MaintenanceEdits.removingPattern(name, from: core.state.breathing.presets)
+            let wasChosen = core.state.breathing.preset.name == name
+            let before = persistence.writesAsked
+            maintain(.setCustomPatterns(remaining))
+            return afterWrites(before, now, "removed pattern \(name)" + (wasChosen ? "; the page now offers \(core.state.breathing.preset.name)" : ""))
         }
     }
 
@@ -330,6 +346,7 @@ extension DeviceLoop: ControlHandling {
         case .confirmDelete: "delete this mantra?"
         case .alertStatus: "alert status"
         case .counsellingCode: "counselling QR code"
+        case .rating(let q): q.isBefore ? "check-in before a session" : "check-in after a session"
         }
     }
 

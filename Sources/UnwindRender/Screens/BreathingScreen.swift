@@ -1,26 +1,24 @@
 import UnwindCore
 
-/// The square breathing page (spec 2.x): the square with its marker on the left, the phase,
-/// the session timer, the total and what SELECT does on the right.
+/// The breathing page (spec 2.x): the pattern's picture on the left (the square, or the bar),
+/// on the right the phase, the session timer, the total and what SELECT does. Before a session
+/// the right side offers the pattern (LEFT/RIGHT) and shows the session length (RIGHT held).
 enum BreathingScreen {
     static let squareX = 5, squareY = 14, side = 45
     static let panelX = 56
+    /// The chooser's row: arrows at the panel's edges, the name centred between them.
+    static let chooserY = 11, arrowWidth = 5
 
     static func draw(_ state: DeviceState, at now: Instant, into fb: inout Framebuffer) {
         let b = state.breathing
-        fb.rectangle(x: squareX, y: squareY, width: side, height: side)
-
         if case .running(let clock) = b.session {
             let pos = clock.position(at: now)
-            drawProgress(pos, into: &fb)
-            // Whole seconds left in the phase, counting down 4, 3, 2, 1.
-            let left = (pos.remaining.nanoseconds + 999_999_999) / 1_000_000_000
-            let font = BitmapFont.large
-            fb.number(left, font: font, x: squareX + (side - font.width) / 2, y: squareY + (side - font.height) / 2)
+            BreathingShapes.draw(clock.pattern, at: pos, into: &fb)
             fb.text(pos.phase.label, font: .regular, x: panelX, y: 12)
         } else {
-            drawMarker(x: squareX, y: squareY + side - 1, into: &fb)
-            fb.text(b.session == .ready ? "Ready" : "Well done", font: .regular, x: panelX, y: 12)
+            BreathingShapes.drawWaiting(b.preset.pattern, into: &fb)
+            if case .finished = b.session { drawWellDone(into: &fb) }
+            drawChooser(b, into: &fb)
         }
 
         fb.clock(b.sessionSeconds(at: now), font: .large, x: panelX, y: 23)
@@ -31,85 +29,68 @@ enum BreathingScreen {
             fb.text("SELECT stops.", font: .small, x: panelX, y: 55, .off)
             return
         }
-        var x = fb.text("Total ", font: .small, x: panelX, y: 46)
-        x = fb.clock(b.totals(at: now).totalSeconds, font: .small, x: x, y: 46)
-        _ = x
+        let totalEnd = drawTotal(b.totals(at: now).totalSeconds, into: &fb)
         fb.fill(x: panelX - 1, y: 54, width: 18, height: 8)
         fb.text("SEL", font: .small, x: panelX + 2, y: 55, .off)
         fb.text(b.selectLabel, font: .small, x: panelX + 20, y: 55)
-        if !b.isRunning {
-            fb.text(">Stats", font: .small, x: fb.width - 24, y: 55 - 9)
+        if b.isRunning {
+            // A timed session counts down what is left at the bottom right.
+            if let end = b.endsAt {
+                let left = max(0, (end - now).nanoseconds + 999_999_999) / 1_000_000_000
+                let w = BitmapFont.small.width + Framebuffer.clockWidth(left, font: .small)
+                let x = fb.text("-", font: .small, x: fb.width - w, y: 55)
+                fb.clock(left, font: .small, x: x, y: 55)
+            }
+        } else {
+            let length = SessionLength.label(b.minutes)
+            fb.text(length, font: .small, x: fb.width - BitmapFont.small.textWidth(length), y: 55)
+            // The statistics are LEFT held: the arrow drawn held (filled), as the chooser's is
+            // while pressed, then the word.
+            let hintX = fb.width - 26
+            if totalEnd + 2 <= hintX {
+                fb.fill(x: hintX, y: 45, width: 5, height: 7)
+                for col in 0..<3 { fb.verticalLine(x: hintX + 1 + col, y0: 48 - col, y1: 48 + col, .off) }
+                fb.text("Stats", font: .small, x: hintX + 6, y: 46)
+            }
         }
     }
 
-    /// The corner the side of `phase` starts from, going round: breathe in up the left side,
-    /// hold along the top, breathe out down the right side, hold along the bottom.
-    static func path(_ phase: BreathingPhase, _ progress: Double) -> (x: Int, y: Int) {
-        let l = side - 1
-        let d = Int((Double(l) * progress).rounded(.down))
-        let left = squareX, top = squareY, right = squareX + l, bottom = squareY + l
-        switch phase {
-        case .inhale: return (left, bottom - d)
-        case .holdAfterInhale: return (left + d, top)
-        case .exhale: return (right, top + d)
-        case .holdAfterExhale: return (right - d, bottom)
+    /// "Total h:mm:ss"; returns the x after it.
+    static func drawTotal(_ seconds: Int64, into fb: inout Framebuffer) -> Int {
+        let x = fb.text("Total ", font: .small, x: panelX, y: 46)
+        return fb.clock(seconds, font: .small, x: x, y: 46)
+    }
+
+    /// ◂ name ▸: the pattern SELECT will start. A pressed arrow is drawn filled.
+    static func drawChooser(_ b: BreathingState, into fb: inout Framebuffer) {
+        let right = fb.width - arrowWidth
+        drawArrow(x: panelX, pointingLeft: true, pressed: b.arrowPressed == .left, into: &fb)
+        drawArrow(x: right, pointingLeft: false, pressed: b.arrowPressed == .right, into: &fb)
+        let name = b.preset.name
+        let room = right - (panelX + arrowWidth)
+        let w = min(room, BitmapFont.regular.textWidth(name))
+        fb.text(name, font: .regular, x: panelX + arrowWidth + (room - w) / 2, y: chooserY,
+                maxCharacters: room / BitmapFont.regular.width)
+    }
+
+    /// A 5x9 triangle; pressed: a filled box with the triangle cut out.
+    static func drawArrow(x: Int, pointingLeft: Bool, pressed: Bool, into fb: inout Framebuffer) {
+        let top = chooserY
+        if pressed { fb.fill(x: x, y: top, width: arrowWidth, height: 9) }
+        let ink: Ink = pressed ? .off : .on
+        for col in 0..<4 {
+            // Column `col` from the point: 2*col+1 pixels tall, centred on row 4.
+            let cx = pointingLeft ? x + col + (pressed ? 1 : 0) : x + arrowWidth - 1 - col - (pressed ? 1 : 0)
+            fb.verticalLine(x: cx, y0: top + 4 - col, y1: top + 4 + col, ink)
         }
     }
 
-    static func drawProgress(_ pos: BreathingClock.Position, into fb: inout Framebuffer) {
-        let from = path(pos.phase, 0)
-        let to = path(pos.phase, pos.progress)
-        // The travelled part of the current side is drawn thick, inside the square.
-        switch pos.phase {
-        case .inhale: fb.fill(x: from.x, y: to.y, width: 3, height: from.y - to.y + 1)
-        case .holdAfterInhale: fb.fill(x: from.x, y: from.y, width: to.x - from.x + 1, height: 3)
-        case .exhale: fb.fill(x: from.x - 2, y: from.y, width: 3, height: to.y - from.y + 1)
-        case .holdAfterExhale: fb.fill(x: to.x, y: from.y - 2, width: from.x - to.x + 1, height: 3)
-        }
-        drawMarker(x: to.x, y: to.y, into: &fb)
-    }
-
-    /// A 7x7 ring centred on the path, hollow so it reads as "you are here".
-    static func drawMarker(x: Int, y: Int, into fb: inout Framebuffer) {
-        fb.fill(x: x - 3, y: y - 3, width: 7, height: 7, .off)
-        fb.rectangle(x: x - 3, y: y - 3, width: 7, height: 7)
-        fb.fill(x: x - 1, y: y - 1, width: 3, height: 3)
-    }
-}
-
-/// Spec 2.6: shortest, longest, average, count and total, with a bar chart of recent sessions.
-enum StatsScreen {
-    static let bars = 12
-
-    static func draw(_ b: BreathingState, into fb: inout Framebuffer) {
-        let t = b.totals
-        row("Sessions", y: 11, into: &fb); fb.number(t.count, font: .small, x: 36, y: 11)
-        row("Total", y: 18, into: &fb); fb.clock(t.totalSeconds, font: .small, x: 36, y: 18)
-        row("Shortest", y: 25, into: &fb); fb.clock(t.shortestSeconds, font: .small, x: 36, y: 25)
-        row("Longest", y: 32, into: &fb); fb.clock(t.longestSeconds, font: .small, x: 36, y: 32)
-        row("Average", y: 39, into: &fb); fb.clock(t.averageSeconds, font: .small, x: 36, y: 39)
-        fb.text("Any button closes", font: .small, x: 0, y: 57)
-
-        // Recent sessions, newest on the right, scaled to the longest shown.
-        let chartX = 74, chartBottom = 54, chartHeight = 38
-        fb.text("Recent", font: .small, x: chartX + 10, y: 11)
-        fb.horizontalLine(x0: chartX, x1: fb.width - 1, y: chartBottom + 1)
-        let shown = min(bars, b.history.count)
-        var longest: Int64 = 1
-        var i = b.history.count - shown
-        while i < b.history.count { longest = max(longest, b.history[i].seconds); i += 1 }
-        var slot = bars - shown
-        i = b.history.count - shown
-        while i < b.history.count {
-            let h = max(1, Int(b.history[i].seconds * Int64(chartHeight) / longest))
-            fb.fill(x: chartX + slot * 4 + 1, y: chartBottom - h + 1, width: 3, height: h)
-            slot += 1
-            i += 1
-        }
-        if shown == 0 { fb.text("none yet", font: .small, x: chartX + 6, y: 32) }
-    }
-
-    static func row(_ label: String, y: Int, into fb: inout Framebuffer) {
-        fb.text(label, font: .small, x: 0, y: y)
+    /// After a session, in the middle of the picture.
+    static func drawWellDone(into fb: inout Framebuffer) {
+        let cx = squareX + side / 2
+        let w = BitmapFont.regular.textWidth("done")
+        fb.fill(x: cx - w / 2 - 2, y: squareY + side / 2 - 11, width: w + 4, height: 22, .off)
+        fb.text("Well", font: .regular, x: cx - w / 2, y: squareY + side / 2 - 10)
+        fb.text("done", font: .regular, x: cx - w / 2, y: squareY + side / 2)
     }
 }

@@ -20,7 +20,7 @@ public enum Screen {
         MenuBar.draw(current: state.page, marked: state.pagePressed && state.overlay == .none ? state.page.next : nil,
                      readiness: state.panic.readiness.current, into: &fb)
         if state.checkIn.showing {
-            CheckInScreen.draw(state.checkIn, into: &fb)
+            DailyCheckInScreen.draw(state.checkIn, into: &fb)
         } else if state.reminders.isShowing {
             ReminderScreen.draw(state, at: now, into: &fb)
         } else {
@@ -31,6 +31,7 @@ public enum Screen {
             case .confirmDelete: ConfirmDeleteScreen.draw(state, into: &fb)
             case .alertStatus: PanicScreen.drawStatus(state, at: now, into: &fb)
             case .counsellingCode: PanicScreen.drawCounselling(state, into: &fb)
+            case .rating(let question): RatingScreen.draw(question, into: &fb)
             case .none:
                 switch state.page {
                 case .breathing: BreathingScreen.draw(state, at: now, into: &fb)
@@ -42,7 +43,7 @@ public enum Screen {
         }
         // "Alerts can't go out now" over whatever is up, for a few seconds.
         if state.panic.readiness.showsNotice(at: now), let n = state.panic.readiness.notice {
-            CheckInScreen.drawReadinessNotice(n, into: &fb)
+            DailyCheckInScreen.drawReadinessNotice(n, into: &fb)
         }
         // Holding PANIC shows its progress over whatever page is up.
         if state.panic.armingSince != nil && state.page != .panic { PanicScreen.drawArming(state.panic, at: now, into: &fb) }
@@ -112,7 +113,7 @@ enum MenuBar {
 }
 
 /// The daily check-in's prompt, over everything but PANIC's hold; and the readiness notice.
-enum CheckInScreen {
+enum DailyCheckInScreen {
     static func draw(_ c: CheckInState, into fb: inout Framebuffer) {
         fb.fill(x: 0, y: 9, width: fb.width, height: 8)
         Screen.centered("Daily check-in", font: .small, y: 10, into: &fb, .off)

@@ -10,7 +10,8 @@ struct BackupCommand: ParsableCommand {
         commandName: "backup",
         abstract: "Save the device's state (statistics, mantras, reminder, alert slots, unsent alerts) to a tar archive.",
         discussion: """
-            The archive holds manifest.txt (format version, sizes and CRC-32s), the nine state files and the \
+            The archive holds manifest.txt (format version, sizes and CRC-32s), the nine state files, the \
+            breathing choice and your own patterns (breathing.txt, patterns.txt) when there are, and the \
             outbox's unsent messages; 'tar tvf FILE' lists it. A file that is missing is stored as what its \
             absence means (zeros, the shipped mantras, never, an empty slot). Safe while the device runs.
             """)
@@ -34,7 +35,7 @@ struct BackupCommand: ParsableCommand {
         do { _ = try MaintenanceEdits.restorable(files) } catch {
             writeError("unwind: warning: this backup will not restore as it is: \(error.message); fix that file (unwind alerts/mantras/reminders …) and back up again")
         }
-        say("backup of \(m.stateDirectory) written to \(file): \(StateArchive.stateFiles.count) state files, \(outbox) unsent message(s), \(archive.count) bytes")
+        say("backup of \(m.stateDirectory) written to \(file): \(files.keys.filter { !$0.hasPrefix(StateArchive.outboxPrefix) }.count) state files, \(outbox) unsent message(s), \(archive.count) bytes")
     }
 }
 

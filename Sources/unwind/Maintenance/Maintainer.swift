@@ -173,10 +173,21 @@ public struct OfflineState {
             try write(SessionHistoryFile.name, SessionHistoryFile.format([]))
             return .done("breathing statistics reset to zero")
 
+        case .addPattern(let name, let words):
+            let custom = try patterns()
+            let p = try MaintenanceEdits.newPattern(name: name, words: words, existing: BreathingPreset.builtIn + custom)
+            try write(PatternsFile.name, PatternsFile.format(custom + [p]))
+            return .done("added pattern \(MaintenanceEdits.describe(p)) (offered when the device starts)")
+
+        case .removePattern(let name):
+            let remaining = try MaintenanceEdits.removingPattern(name, from: try patterns())
+            try write(PatternsFile.name, PatternsFile.format(remaining))
+            return .done("removed pattern \(name)")
+
         case .restore(let files):
             let bytes = files.mapValues { [UInt8]($0) }
             let state = try MaintenanceEdits.restorable(bytes)
-            let files = StateArchive.stateFiles.compactMap { name in bytes[name].map { (name: name, bytes: $0) } }
+            let files = (StateArchive.stateFiles + StateArchive.optionalFiles).compactMap { name in bytes[name].map { (name: name, bytes: $0) } }
             do { try store.replaceAll(files) } catch { throw .failed("cannot restore (no state file changed): \(error)") }
             return .done(MaintenanceEdits.restoredMessage(state))
         }
@@ -189,6 +200,16 @@ public struct OfflineState {
         guard let bytes else { return DeviceContent.shippedMantras(in: contentDirectory) }
         do { return try MantrasFile.parse(bytes) } catch {
             throw .failed("\(error); nothing changed — the device sets the file aside and keeps what it can when it starts, or replace the list with 'unwind mantras reset'")
+        }
+    }
+
+    /// The maintainer's patterns as `patterns.txt` holds them.
+    public func patterns() throws(ControlFailure) -> [BreathingPreset] {
+        let bytes: [UInt8]?
+        do { bytes = try store.read(PatternsFile.name) } catch { throw .failed("cannot read \(PatternsFile.name): \(error)") }
+        guard let bytes else { return [] }
+        do { return try PatternsFile.parse(bytes) } catch {
+            throw .failed("\(error); nothing changed — the device sets the file aside and keeps its good lines when it starts")
         }
     }
 
@@ -213,7 +234,8 @@ public struct OfflineState {
 
 /// The files of a backup, read from a state directory (`unwind backup`).
 public enum StateBackupReader {
-    /// The nine state files (what a missing one means, when missing) and the outbox's messages.
+    /// The nine state files (what a missing one means, when missing), the breathing choice and
+    /// patterns when there are, and the outbox's messages.
     /// Holds the state lock shared while reading, so the files are of one moment.
     public static func read(stateDirectory: String, contentDirectory: String? = nil) throws(ControlFailure) -> [String: [UInt8]] {
         let lock = StateLock(stateDirectory: stateDirectory)
@@ -230,6 +252,8 @@ public enum StateBackupReader {
                 ?? Array(MantrasFile.format(DeviceContent.shippedMantras(in: DeviceContent.directory(override: contentDirectory))).utf8)
             files[RemindersFile.name] = try read(RemindersFile.name) ?? Array(RemindersFile.format(.never).utf8)
             for name in AlertSlotFile.names { files[name] = try read(name) ?? [] }
+            // Only when there are: an archive without them keeps the device's own at a restore.
+            for name in StateArchive.optionalFiles { if let b = try read(name) { files[name] = b } }
             let outbox = stateDirectory + "/outbox"
             var info = stat()
             if lstat(outbox, &info) == 0 {

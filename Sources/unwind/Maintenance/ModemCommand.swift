@@ -92,7 +92,7 @@ struct ConfigCommand: ParsableCommand {
             say("  motor:           \(c.gpio.motor)")
             say("  modem:           \(c.modem.serial.path) at \(c.modem.serial.baud) baud")
             let p = c.settings.pattern
-            say("  breathing:       \(p.inhale), \(p.holdAfterInhale), \(p.exhale), \(p.holdAfterExhale)")
+            say("  breathing:       \(c.settings.breathing.patternName.map { "\($0) (\(p.text))" } ?? p.text), sessions \(SessionLength.label(c.settings.breathing.sessionMinutes))\(c.settings.breathing.checkIn ? ", check-in before and after" : "")")
             say("  time zone:       \(c.settings.timeZone.identifier)")
         }
     }
