@@ -47,6 +47,22 @@ public enum ATCommand: Equatable, Sendable {
     case technician(TechnicianCommand)
     /// `AT+CPIN="<pin>"`: unlock the SIM (digits only, validated by `SIMPin`).
     case enterPIN(SIMPin)
+    /// `AT+CSMS?`: the message service; with service 1 (phase 2+) every +CDS and +CMT must be
+    /// acknowledged with AT+CNMA.
+    case messageService
+    /// `AT+CPMS="SM","SM","SM"`: read, delete and receive in the SIM's store, so every index a
+    /// +CMTI or +CDSI names is one AT+CMGR and AT+CMGD reach.
+    case messageStorage
+    /// `AT+CNMI=…`: how new messages and status reports are announced.
+    case messageIndications(MessageIndications)
+    /// `AT+CMGL=4`: every stored message (PDU mode).
+    case listMessages
+    /// `AT+CMGR=<index>`
+    case readMessage(StoreIndex)
+    /// `AT+CMGD=<index>`
+    case deleteMessage(StoreIndex)
+    /// `AT+CNMA`: a +CDS or +CMT taken (phase 2+ only).
+    case acknowledgeMessage
 
     /// The command line, without the final CR.
     public var line: String {
@@ -68,6 +84,13 @@ public enum ATCommand: Equatable, Sendable {
         case .reset: "AT+CFUN=1,1"
         case .technician(let c): c.text
         case .enterPIN(let pin): "AT+CPIN=\"\(pin.digits)\""
+        case .messageService: "AT+CSMS?"
+        case .messageStorage: "AT+CPMS=\"SM\",\"SM\",\"SM\""
+        case .messageIndications(let m): "AT+CNMI=\(m.parameters)"
+        case .listMessages: "AT+CMGL=4"
+        case .readMessage(let i): "AT+CMGR=\(i.value)"
+        case .deleteMessage(let i): "AT+CMGD=\(i.value)"
+        case .acknowledgeMessage: "AT+CNMA"
         }
     }
 
@@ -81,6 +104,10 @@ public enum ATCommand: Equatable, Sendable {
         case .operatorName: "+COPS:"
         case .submit: "+CMGS:"
         case .setServiceCentre, .serviceCentreQuery: "+CSCA:"
+        case .messageService: "+CSMS:"
+        case .messageStorage: "+CPMS:"
+        case .listMessages: "+CMGL:"
+        case .readMessage: "+CMGR:"
         case .technician(let c): c.responsePrefix
         default: nil
         }
@@ -95,6 +122,95 @@ public enum ATCommand: Equatable, Sendable {
     public var isSubmit: Bool {
         if case .submit = self { return true }
         return false
+    }
+}
+
+/// A message's place in the modem's store, as +CMTI, +CDSI and +CMGL name it: a number, checked,
+/// so nothing the modem says reaches a command line but digits.
+public struct StoreIndex: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public let value: Int
+    /// Far beyond any SIM or modem store (SIMs hold tens, modems a few hundred).
+    public static let range = 0...9999
+
+    public init?(_ value: Int) {
+        guard Self.range.contains(value) else { return nil }
+        self.value = value
+    }
+
+    /// A field as the modem wrote it: digits only, in range.
+    public init?(field: String) {
+        let t = field.trimmingSpaces
+        guard !t.isEmpty, t.utf8.count <= 4, t.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let v = Int(t) else { return nil }
+        self.init(v)
+    }
+
+    public var description: String { String(value) }
+    public static func < (a: StoreIndex, b: StoreIndex) -> Bool { a.value < b.value }
+}
+
+/// The AT+CNMI settings tried at start-up, best first: status reports inline (+CDS), then
+/// stored (+CDSI, read with AT+CMGR), then none (a sent message stays "sent"). New messages are
+/// always stored and announced with +CMTI, so each is on the SIM until it is on the card.
+public enum MessageIndications: Equatable, Sendable, CaseIterable {
+    case inlineReports
+    case storedReports
+    case noReports
+    /// Mode 1 for a modem without mode 2 (no buffering while the line is busy).
+    case noReportsMode1
+
+    var parameters: String {
+        switch self {
+        case .inlineReports: "2,1,0,1,0"
+        case .storedReports: "2,1,0,2,0"
+        case .noReports: "2,1,0,0,0"
+        case .noReportsMode1: "1,1,0,0,0"
+        }
+    }
+
+    var routing: ReportRouting {
+        switch self {
+        case .inlineReports: .inline
+        case .storedReports: .stored
+        case .noReports, .noReportsMode1: .unavailable("the modem refused to route status reports (AT+CNMI)")
+        }
+    }
+
+    /// The next setting to try after this one was refused.
+    var fallback: MessageIndications? {
+        switch self {
+        case .inlineReports: .storedReports
+        case .storedReports: .noReports
+        case .noReports: .noReportsMode1
+        case .noReportsMode1: nil
+        }
+    }
+}
+
+/// How status reports reach the device.
+public enum ReportRouting: Equatable, Sendable, CustomStringConvertible {
+    /// Not set up yet.
+    case unknown
+    /// +CDS with the report's PDU.
+    case inline
+    /// +CDSI: stored, read with AT+CMGR.
+    case stored
+    /// None will come: a message the network accepted stays "sent".
+    case unavailable(String)
+
+    public var reportsArrive: Bool {
+        switch self {
+        case .inline, .stored: true
+        case .unknown, .unavailable: false
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .unknown: "not set up yet"
+        case .inline: "on (+CDS)"
+        case .stored: "on (+CDSI, read from the SIM)"
+        case .unavailable(let why): "unavailable: \(why); sent messages stay \"sent\""
+        }
     }
 }
 
@@ -160,8 +276,15 @@ public enum UnsolicitedCode: Equatable, Sendable {
     case newMessage(String)
     /// +CREG / +CGREG / +CEREG in their unsolicited form.
     case registration(RegistrationDomain, RegistrationState)
-    /// +CDS / +CDSI: a status report.
+    /// +CDSI: a status report stored at an index.
     case statusReport(String)
+    /// +CDS: <length> and the report's PDU on the next line.
+    case statusReportPDU(header: String, pdu: String)
+    /// +CMT: [<alpha>],<length> and the message's PDU on the next line (a modem routing
+    /// messages directly despite AT+CNMI).
+    case messagePDU(header: String, pdu: String)
+    /// The modem's message store is full (+QIND: "smsfull", ^SMMEMFULL, +CIEV with SMSFULL).
+    case storeFull(String)
     /// ^RSSI and friends.
     case signal(String)
     /// The modem (re)started: RDY, Call Ready, SMS Ready, SMS DONE, PB DONE, START, +QIND: … DONE.
@@ -189,7 +312,13 @@ public enum UnsolicitedCode: Equatable, Sendable {
             return .power(line)
         }
         if line.hasPrefix("+CMTI:") { return .newMessage(line) }
-        if line.hasPrefix("+CDS:") || line.hasPrefix("+CDSI:") { return .statusReport(line) }
+        if line.hasPrefix("+CMT:") { return .other(line) }  // its PDU follows: see ATEngine
+        if line.hasPrefix("+CDSI:") || line.hasPrefix("+CDS:") { return .statusReport(line) }
+        let upper = line.uppercased()
+        if upper.hasPrefix("^SMMEMFULL") || (upper.hasPrefix("+QIND:") && upper.contains("SMSFULL"))
+            || (upper.hasPrefix("+CIEV:") && upper.contains("SMSFULL")) {
+            return .storeFull(line)
+        }
         if line.hasPrefix("^RSSI:") || line.hasPrefix("^HCSQ:") || line.hasPrefix("+CIEV:") { return .signal(line) }
         if line.hasPrefix("+CPIN:") { return .simStatus(line) }
         for d in RegistrationDomain.allCases where line.hasPrefix("+\(d.rawValue):") {
@@ -200,7 +329,7 @@ public enum UnsolicitedCode: Equatable, Sendable {
         }
         if line.hasPrefix("^") || line.hasPrefix("+CUSD:") || line.hasPrefix("+CLIP:") || line.hasPrefix("+CRING:")
             || line.hasPrefix("+QIND:") || line.hasPrefix("+CFUN:") || line.hasPrefix("+CGEV:") || line.hasPrefix("+CTZV:")
-            || line.hasPrefix("*PSUTTZ") || line.hasPrefix("DST:") || line.hasPrefix("+CMT:") || line.hasPrefix("+CBM:") {
+            || line.hasPrefix("*PSUTTZ") || line.hasPrefix("DST:") || line.hasPrefix("+CBM:") {
             return .other(line)
         }
         return nil

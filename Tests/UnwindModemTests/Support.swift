@@ -173,6 +173,11 @@ final class ModemRig {
 
     func settle(within limit: Duration = .seconds(5)) -> Bool { run(until: { self.modem.isIdle }, within: limit) }
 
+    /// Nothing left to send, and no status report waited for (the outbox is then empty).
+    func settleReports(within limit: Duration = .seconds(5)) -> Bool {
+        run(until: { self.modem.isIdle && !self.modem.messages.contains(where: \.awaitingReports) }, within: limit)
+    }
+
     /// The bytes the modem received, readable: CR as \r, ESC as <ESC>, Ctrl-Z as <^Z>.
     var transcript: String { render(sim.received) }
 }
@@ -194,6 +199,11 @@ func render(_ bytes: [UInt8]) -> String {
 
 /// What a healthy start-up writes, in the transcript's notation.
 let startupTranscript = "<ESC>\\rAT\\rATE0\\rAT+CMEE=1\\rAT+CPIN?\\rAT+CMGF=0\\rAT+CREG?\\rAT+CGREG?\\rAT+CEREG?\\rAT+CSQ\\rAT+COPS?\\r"
+    + receivingSetUp
+
+/// What start-up writes after the status queries: the service centre, then what receiving needs,
+/// then the listing of the SIM's store.
+let receivingSetUp = "AT+CSCA?\\rAT+CSMS?\\rAT+CPMS=\"SM\",\"SM\",\"SM\"\\rAT+CNMI=2,1,0,1,0\\rAT+CMGL=4\\r"
 
 /// The bytes of one attempt at a message: PDU mode, then each part after its prompt.
 func sendTranscript(_ pdus: [SMSSubmitPDU], pduMode: Bool = true) -> String {
@@ -203,7 +213,7 @@ func sendTranscript(_ pdus: [SMSSubmitPDU], pduMode: Bool = true) -> String {
 }
 
 func pdus(_ alert: AlertSlot, reference: UInt16) -> [SMSSubmitPDU] {
-    try! SMSPDU.encode(alert.message, to: alert.number, reference: reference)
+    try! SMSPDU.encode(alert.message, to: alert.number, reference: reference, options: SMSSubmitOptions(statusReport: true))
 }
 
 /// The checks every scenario ends with: the simulated modem saw nothing wrong, every prompt

@@ -360,6 +360,7 @@ extension DeviceLoop: ControlHandling {
         case .queued: "queued"
         case .sending: "sending"
         case .sent: "sent"
+        case .delivered: "delivered"
         case .retrying(let p, _): "retrying (\(p))"
         case .failed(let p): "failed (\(p))"
         case .cancelled: "cancelled"
