@@ -62,6 +62,8 @@ struct HeldPart: Equatable {
 /// (the part's septets or octets in hex). Every field is validated on reading; a file that fails
 /// is set aside as `<name>.corrupt-<time>`.
 public final class Inbox {
+    /// The inbox's directory in the state directory.
+    public static let directoryName = "replies"
     public static let replyExtension = ".reply"
     public static let partExtension = ".part"
     /// Replies kept: beyond it the oldest dismissed go first, then the oldest.

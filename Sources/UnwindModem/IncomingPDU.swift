@@ -290,7 +290,7 @@ public enum IncomingPDU {
         let zoneTens = Int(s[6] & 0x07), zoneUnits = Int(s[6] >> 4)
         guard zoneUnits <= 9 else { return nil }
         let quarters = (zoneTens * 10 + zoneUnits) * (s[6] & 0x08 != 0 ? -1 : 1)
-        let days = daysFromCivil(2000 + yy, mo, dd)
+        let days = daysFromCivil(yy < 70 ? 2000 + yy : 1900 + yy, mo, dd)  // two digits: 1970–2069
         let local = Int64(days) * 86400 + Int64(hh * 3600 + mi * 60 + ss)
         return WallTime(secondsSinceEpoch: local - Int64(quarters) * 900)
     }

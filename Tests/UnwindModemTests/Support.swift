@@ -61,6 +61,9 @@ final class ModemRig {
     let configuration: ModemConfiguration
     var port: SerialTransport
     var outbox: Outbox
+    var inbox: Inbox
+    /// Where received messages go (the inbox's directory).
+    let repliesDirectory: ScratchDirectory
     var modem: GSMModem
     private let time: SimulatedTime?
     private let line: SimulatedModemLine?
@@ -89,7 +92,9 @@ final class ModemRig {
             port = try SerialPort(SerialConfiguration(path: pty.path, baud: baud))
         }
         outbox = Outbox(storage: try DirectoryStore.outbox(at: directory.path))
-        modem = GSMModem(port: port, outbox: outbox, configuration: configuration, random: SeededRandom(seed: 42),
+        repliesDirectory = ScratchDirectory(name + "-replies")
+        inbox = Inbox(storage: try DirectoryStore(directory: repliesDirectory.path))
+        modem = GSMModem(port: port, outbox: outbox, inbox: inbox, configuration: configuration, random: SeededRandom(seed: 42),
                          logger: quietLogger())
     }
 
@@ -101,9 +106,13 @@ final class ModemRig {
         port.close()
         if let pty { port = try SerialPort(SerialConfiguration(path: pty.path, baud: baud)) }
         outbox = Outbox(storage: try DirectoryStore.outbox(at: directory.path))
-        modem = GSMModem(port: port, outbox: outbox, configuration: configuration, random: SeededRandom(seed: 7),
+        inbox = Inbox(storage: try inboxStorage ?? DirectoryStore(directory: repliesDirectory.path))
+        modem = GSMModem(port: port, outbox: outbox, inbox: inbox, configuration: configuration, random: SeededRandom(seed: 7),
                          logger: quietLogger())
     }
+
+    /// The inbox's storage for the next daemon (nil: the replies directory).
+    var inboxStorage: ListableStore?
 
     /// Steps both ends until `done` or `limit` (of the rig's time); returns whether `done`
     /// became true.
