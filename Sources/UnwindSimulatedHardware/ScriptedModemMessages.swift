@@ -53,6 +53,9 @@ extension ScriptedModem {
         }
     }
 
+    /// A +CMT or +CDS a test injects by hand wants its AT+CNMA like one the modem sent.
+    public mutating func expectAcknowledgement() { acknowledgementsDue += 1 }
+
     /// A PDU (SMSC field first) arrives from the network as it is: how tests send hostile ones.
     public mutating func receivePDU(_ pdu: [UInt8], at now: Instant) { arrive(pdu, at: now) }
 

@@ -102,7 +102,7 @@ final class ModemRig {
 
     /// The daemon is killed: everything dropped without a goodbye. A new one starts on the same
     /// outbox directory and the same modem path.
-    func restartDaemon() throws {
+    func restartDaemon(inboxStorage: ListableStore? = nil) throws {
         port.close()
         if let pty { port = try SerialPort(SerialConfiguration(path: pty.path, baud: baud)) }
         outbox = Outbox(storage: try DirectoryStore.outbox(at: directory.path))
@@ -111,8 +111,6 @@ final class ModemRig {
                          logger: quietLogger())
     }
 
-    /// The inbox's storage for the next daemon (nil: the replies directory).
-    var inboxStorage: ListableStore?
 
     /// Steps both ends until `done` or `limit` (of the rig's time); returns whether `done`
     /// became true.
