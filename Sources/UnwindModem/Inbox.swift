@@ -31,7 +31,7 @@ struct HeldPart: Equatable {
     var group: String
     var from: String
     var sent: WallTime?
-    var alphabet: SMSAlphabet
+    var alphabet: ReceivedAlphabet
     var reference: Int
     var parts: Int
     var part: Int

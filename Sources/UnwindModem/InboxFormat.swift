@@ -146,7 +146,7 @@ extension Inbox {
         var l = try Lines(bytes, header: "unwind-reply-part 1")
         let from = unescape(try l.field("from"))
         let sent = try l.time("sent")
-        guard let alphabet = SMSAlphabet(rawValue: String(try l.field("alphabet"))) else { throw .malformed("alphabet", line: l.i) }
+        guard let alphabet = ReceivedAlphabet(rawValue: String(try l.field("alphabet"))) else { throw .malformed("alphabet", line: l.i) }
         let reference = try l.number("reference", in: 0...0xFFFF)
         let parts = try l.number("parts", in: 2...255)
         let part = try l.number("part", in: 1...parts)

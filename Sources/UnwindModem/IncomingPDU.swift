@@ -44,7 +44,7 @@ public struct SMSConcatenation: Equatable, Hashable, Sendable {
 }
 
 /// How the text of a message was coded (TS 23.038 §4).
-public enum SMSAlphabet: String, Equatable, Sendable {
+public enum ReceivedAlphabet: String, Equatable, Sendable {
     case gsm7
     case ucs2
     /// 8-bit data (or compressed, or an unknown alphabet): never guessed at as text.
@@ -56,7 +56,7 @@ public struct SMSDeliver: Equatable, Sendable {
     public var sender: SMSAddress
     /// TP-SCTS, when it is a real time.
     public var serviceCentreTime: WallTime?
-    public var alphabet: SMSAlphabet
+    public var alphabet: ReceivedAlphabet
     public var concatenation: SMSConcatenation?
     /// The user data after the header: septets one a byte (GSM-7) or octets (UCS-2, data), so
     /// the parts of a long message are joined before they are read (a character may straddle them).
@@ -77,6 +77,12 @@ public struct SMSStatusReport: Equatable, Sendable {
     public var recipient: SMSAddress
     /// TP-ST.
     public var status: UInt8
+
+    public init(messageReference: Int, recipient: SMSAddress, status: UInt8) {
+        self.messageReference = messageReference
+        self.recipient = recipient
+        self.status = status
+    }
 }
 
 /// A TPDU read from the modem (+CMGR, +CMGL, +CMT, +CDS).
@@ -240,7 +246,7 @@ public enum IncomingPDU {
     }
 
     /// TS 23.038 §4: the alphabet from the data coding scheme.
-    static func alphabet(_ dcs: UInt8) -> SMSAlphabet {
+    static func alphabet(_ dcs: UInt8) -> ReceivedAlphabet {
         switch dcs >> 4 {
         case 0x0...0x7:
             if dcs & 0x20 != 0 { return .data }  // compressed
@@ -348,7 +354,7 @@ public enum IncomingPDU {
 
 /// The text of a received message's payload (one part, or the parts joined).
 public enum SMSText {
-    public static func decode(_ payload: [UInt8], _ alphabet: SMSAlphabet) -> String {
+    public static func decode(_ payload: [UInt8], _ alphabet: ReceivedAlphabet) -> String {
         let raw: String
         switch alphabet {
         case .gsm7:
