@@ -79,10 +79,15 @@ public final class Inbox {
     private var heldSince: [String: Instant] = [:]
     private var nextSequence = 1
 
-    public init(storage: ListableStore, now: WallTime = WallTime(secondsSinceEpoch: 0)) {
+    /// `setAside`: a file that cannot be read is moved out of the way (the device); a reader
+    /// that must change nothing (`unwind replies`) only reports it.
+    public init(storage: ListableStore, now: WallTime = WallTime(secondsSinceEpoch: 0), setAside: Bool = true) {
         self.storage = storage
+        self.setAside = setAside
         reload(now: now)
     }
+
+    private let setAside: Bool
 
     public func reload(now: WallTime) {
         replies.removeAll()
@@ -103,6 +108,10 @@ public final class Inbox {
                     held.append(try Self.parsePart(bytes))
                 }
             } catch let e as InboxFileProblem {
+                guard setAside else {
+                    problems.append("\(name): \(e)")
+                    continue
+                }
                 let moved = (try? storage.quarantine(name, suffix: "\(now.secondsSinceEpoch)")) ?? name
                 problems.append("\(name): \(e) (kept as \(moved))")
             } catch {
