@@ -188,7 +188,10 @@ public final class Inbox {
         for g in Set(held.map(\.group)) where heldSince[g] == nil { heldSince[g] = now }
         var out: [StoredReply] = [], errors: [StoreError] = []
         for (g, since) in heldSince.sorted(by: { $0.value < $1.value }) where now >= since + patience {
-            do { out.append(try assemble(g, at: wall)) } catch { errors.append(error) }
+            do { out.append(try assemble(g, at: wall)) } catch {
+                errors.append(error)
+                heldSince[g] = now  // the card refused: tried again after another wait, not at once
+            }
         }
         return (out, errors)
     }

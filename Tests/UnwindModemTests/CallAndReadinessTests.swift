@@ -143,6 +143,21 @@ struct CallAndReadinessTests {
         #expect(rig.modem.currentReadiness?.problems == [.modemSilent])
     }
 
+    /// A modem unplugged for a moment is no news; for longer than the patience it is, and
+    /// plugged back in it is ready again.
+    @Test func anUnpluggedModem() throws {
+        let rig = try ModemRig(configure: { $0.timeouts.readiness = .seconds(2) })
+        #expect(rig.ready())
+        rig.run(for: .milliseconds(10))
+        #expect(rig.modem.currentReadiness == .ready)
+        rig.sim.unplug()
+        rig.run(for: .seconds(1))
+        #expect(rig.modem.currentReadiness == .ready, "a moment's glitch is not news")
+        #expect(rig.run(until: { rig.modem.currentReadiness?.problems == [.modemSilent] }, within: .seconds(3)))
+        try rig.sim.replug()
+        #expect(rig.run(until: { rig.modem.currentReadiness == .ready }, within: .seconds(3)))
+    }
+
     @Test func noSIMIsSaidAtOnce() throws {
         var script = ModemScript()
         script.replies["AT+CPIN?"] = Array(repeating: ["+CME ERROR: 10"], count: 50)

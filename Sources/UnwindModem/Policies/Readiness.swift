@@ -21,9 +21,8 @@ struct Readiness {
     /// The verdict the status allows, or nil while the modem is still starting.
     static func assess(_ s: ModemStatus, _ configuration: ModemConfiguration) -> AlertReadiness? {
         switch s.link {
-        case .closed(let why):
-            return why == nil ? nil : AlertReadiness(problems: [.modemSilent])
-        case .resetting:
+        case .closed, .resetting:
+            // A USB modem still enumerating at boot, or replugged: said after the patience.
             return nil
         case .starting:
             if let p = simProblem(s.sim) { return AlertReadiness(problems: [p]) }
@@ -60,18 +59,22 @@ struct Readiness {
         if verdict == nil {
             if undecidedSince == nil { undecidedSince = ctx.now }
             if let since = undecidedSince, ctx.now - since >= configuration.timeouts.readiness {
+                patienceOver = true
                 let sim = ctx.status.sim == .busy ? .sim("busy: it has not become ready") : Self.simProblem(ctx.status.sim)
                 verdict = AlertReadiness(problems: [sim ?? .modemSilent])
             }
         } else {
             undecidedSince = nil
+            patienceOver = false
         }
         guard let v = verdict, v != reported else { return }
         report(v, selfTest: false, &ctx)
     }
 
-    /// When `update` must run again at the latest (the patience running out).
-    var deadline: Instant? { undecidedSince.map { $0 + configuration.timeouts.readiness } }
+    /// When `update` must run again at the latest (the patience running out; once it has, the
+    /// next step of any kind is soon enough).
+    var deadline: Instant? { patienceOver ? nil : undecidedSince.map { $0 + configuration.timeouts.readiness } }
+    private var patienceOver = false
 
     mutating func report(_ v: AlertReadiness, selfTest: Bool, _ ctx: inout PolicyContext) {
         let what = v.isReady ? "a PANIC can go out now" : "a PANIC could not go out now: " + v.problems.map(\.description).joined(separator: "; ")
