@@ -144,10 +144,8 @@ public struct HeadlessSimulation {
         recipe.buttonTiming = buttonTiming
         // The scripted link's news on the script's time line; `reply N` names slot N's contact.
         alerts.schedule(script.link, origin: time.start)
-        if let store = try? DirectoryStore(directory: stateDirectory) {
-            for (k, slot) in AlertSlotStore.load(from: store).enumerated() {
-                if let a = slot.alert { alerts.slotNumbers[k] = a.number.text }
-            }
+        for k in 0..<AlertSlotFile.slotCount {
+            if let n = ScriptedAlertLink.slotNumber(stateDirectory: stateDirectory, slot: k) { alerts.slotNumbers[k] = n }
         }
         let device = try DeviceAssembly(board: board, recipe: recipe, alerts: { [alerts] _ in alerts }, logger: logger)
         let loop = device.loop

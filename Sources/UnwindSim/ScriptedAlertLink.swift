@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import UnwindControl
 import UnwindSimulatedHardware
 import UnwindCore
@@ -181,6 +184,23 @@ public final class ScriptedAlertLink: AlertLink {
     }
 
     public func close() {}
+}
+
+extension ScriptedAlertLink {
+    /// The contact number of a slot (0-based) as its file says, for a simulated reply. Read
+    /// beside the running device without taking part in its store (no recovery of its files);
+    /// like the device, it follows no link and reads only a small regular file.
+    public static func slotNumber(stateDirectory: String, slot: Int) -> String? {
+        let fd = open(stateDirectory + "/" + AlertSlotFile.name(slot: slot + 1), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { _ = Glibc.close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size <= 4096 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard n == bytes.count else { return nil }
+        return AlertSlotState(file: bytes).alert?.number.text
+    }
 }
 
 /// Something the scripted link does at a time of the headless script.

@@ -326,8 +326,7 @@ public struct TerminalSimulator {
 extension TerminalSimulator {
     /// Slot 1's contact number as its file says (read afresh: the maintainer may have just set it).
     static func slotOneNumber(_ stateDirectory: String) -> String? {
-        guard let store = try? DirectoryStore(directory: stateDirectory) else { return nil }
-        return AlertSlotStore.load(from: store).first?.alert?.number.text
+        ScriptedAlertLink.slotNumber(stateDirectory: stateDirectory, slot: 0)
     }
 }
 
