@@ -10,8 +10,8 @@ extension GSMModem {
     /// Starts the next command when the line is free. Bring-up first (nothing else goes before
     /// the modem is set up, except a technician's command while the SIM is waited for); then,
     /// once it is ready: a restart bring-up asked for, a call (a person waits on it), an
-    /// acknowledgement the network waits for and the store's listing after a start-up, a heal,
-    /// the alerts, the store's reads and deletions, the technician, and last the status refresh.
+    /// acknowledgement the network waits for, a heal, the alerts, the SIM's store (listing,
+    /// reads, deletions), the technician, and last the status refresh.
     func pump() {
         guard line.isOpen, engine.isIdle else { return }
         if bringUp.isWaitingForSIM, case let (request, id)? = technician.next() {

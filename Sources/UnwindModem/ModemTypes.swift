@@ -40,8 +40,10 @@ public struct ModemTimeouts: Equatable, Sendable {
     public var reset: Duration = .seconds(20)
     /// Boot messages this close to the previous one belong to the same restart.
     public var bootSettle: Duration = .seconds(10)
-    /// AT+CPMS, AT+CMGL, AT+CMGR, AT+CMGD: a SIM's store can be slow (SIM800: up to 20 s for a list).
+    /// AT+CMGL: listing a SIM's store can be slow (SIM800: up to 20 s).
     public var store: Duration = .seconds(20)
+    /// AT+CMGR, AT+CMGD: one message (SIM800: up to 5 s). An alert waits for one in flight.
+    public var storeItem: Duration = .seconds(5)
     /// The SIM's store is listed this often (and at every start-up): a +CMTI lost on the line
     /// (noise, the line down, a modem restarting) leaves its message there for at most this long.
     public var storeSweep: Duration = .seconds(300)

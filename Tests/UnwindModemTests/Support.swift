@@ -208,6 +208,11 @@ func render(_ bytes: [UInt8]) -> String {
 let startupTranscript = "<ESC>\\rAT\\rATE0\\rAT+CMEE=1\\rAT+CPIN?\\rAT+CMGF=0\\rAT+CREG?\\rAT+CGREG?\\rAT+CEREG?\\rAT+CSQ\\rAT+COPS?\\r"
     + receivingSetUp
 
+/// Start-up while an alert waits: the store is listed once the alert is out.
+let startupBeforeListing = String(startupTranscript.dropLast("AT+CMGL=4\\r".count))
+
+func startupAndSend(_ send: String) -> String { startupBeforeListing + send + "AT+CMGL=4\\r" }
+
 /// What start-up writes after the status queries: the service centre, then what receiving needs,
 /// then the listing of the SIM's store.
 let receivingSetUp = "AT+CSCA?\\rAT+CSMS?\\rAT+CPMS=\"SM\",\"SM\",\"SM\"\\rAT+CNMI=2,1,0,1,0\\rAT+CMGL=4\\r"

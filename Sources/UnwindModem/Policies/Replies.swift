@@ -30,7 +30,7 @@ struct Replies {
     /// Read but not on the card (the write failed) or refused by the modem: left for the next sweep.
     private var skipped: Set<StoreIndex> = []
     private(set) var acknowledgements = 0
-    /// A start-up (or the store filling up): list the store before the next alert.
+    /// A start-up (or the store filling up): list the store once the alerts are out.
     private(set) var sweepFirst = false
     var nextSweep: Instant?
     /// AT+CNMA was refused: the modem may have turned routing off (27.005 §3.4.4); set it again.
@@ -53,34 +53,32 @@ struct Replies {
         toDelete.removeAll()
     }
 
-    /// Acknowledgements first (the network waits for them), then a start-up's listing.
+    /// Acknowledgements: the network waits for them.
     mutating func nextUrgent() -> (ATRequest, Job)? {
+        guard acknowledgements > 0 else { return nil }
+        acknowledgements -= 1
+        return (ATRequest(.acknowledgeMessage, timeout: configuration.timeouts.command), .acknowledge)
+    }
+
+    /// After the alerts: a start-up's listing, deleting what is safe on the card, reading what
+    /// is announced, the periodic sweep.
+    mutating func next(_ ctx: inout PolicyContext) -> (ATRequest, Job)? {
         let t = configuration.timeouts
-        if acknowledgements > 0 {
-            acknowledgements -= 1
-            return (ATRequest(.acknowledgeMessage, timeout: t.command), .acknowledge)
-        }
         if sweepFirst {
             sweepFirst = false
             return (ATRequest(.listMessages, timeout: t.store), .list)
         }
-        return nil
-    }
-
-    /// Deleting what is safe on the card, reading what is announced, the periodic sweep: after the alerts.
-    mutating func next(_ ctx: inout PolicyContext) -> (ATRequest, Job)? {
-        let t = configuration.timeouts
         if let r = reassert {
             reassert = nil
             return (ATRequest(.messageIndications(r), timeout: t.command), .indications(r))
         }
         if !toDelete.isEmpty {
             let i = toDelete.removeFirst()
-            return (ATRequest(.deleteMessage(i), timeout: t.store), .delete(i))
+            return (ATRequest(.deleteMessage(i), timeout: t.storeItem), .delete(i))
         }
         if !toRead.isEmpty {
             let i = toRead.removeFirst()
-            return (ATRequest(.readMessage(i), timeout: t.store), .read(i))
+            return (ATRequest(.readMessage(i), timeout: t.storeItem), .read(i))
         }
         if let s = nextSweep, ctx.now >= s {
             nextSweep = ctx.now + t.storeSweep
