@@ -120,6 +120,12 @@ public final class Inbox {
         }
         replies.sort { ($0.sequence, $0.id) < ($1.sequence, $1.id) }
         nextSequence = min((replies.map(\.sequence).max() ?? 0) + 1, 1 << 40)
+        // Parts of a reply already whole (a kill between writing it and removing them): gone now.
+        let done = held.filter { p in replies.contains { $0.group == p.group && Self.closeInTime($0.sent, p.sent) } }
+        if setAside, !done.isEmpty {
+            for p in done { try? storage.remove(Self.partName(p)) }
+            held.removeAll { p in done.contains(p) }
+        }
     }
 
     public func reply(_ id: String) -> StoredReply? { replies.first { $0.id == id } }
@@ -143,7 +149,9 @@ public final class Inbox {
                               group: nil, at: wall)]
         }
         let group = Self.groupKey(from: m.sender.text, reference: c.reference, parts: c.parts)
-        if let done = replies.first(where: { $0.group == group }) {
+        // The same group within the hour is the same message (its parts are stamped minutes
+        // apart at most); later, the sender's 8-bit reference has come round again: a new one.
+        if let done = replies.last(where: { $0.group == group && Self.closeInTime($0.sent, m.serviceCentreTime) }) {
             // A copy of a part already in a whole reply (read again after a restart): nothing new.
             // A part that comes after its reply was shown without it: shown on its own.
             if done.missingParts == 0 || reply(id) != nil { return [] }
@@ -261,6 +269,11 @@ public final class Inbox {
             let r = replies.remove(at: k)
             try? storage.remove(r.id + Self.replyExtension)
         }
+    }
+
+    static func closeInTime(_ a: WallTime?, _ b: WallTime?) -> Bool {
+        guard let a, let b else { return true }
+        return abs(a.secondsSinceEpoch - b.secondsSinceEpoch) <= 3600
     }
 
     // MARK: Names

@@ -92,6 +92,19 @@ struct ReplyTests {
         #expect(Self.collect(rig, 1).map(\.text) == [text])
     }
 
+    /// A sender's reference comes round again (8 bits: every 256 long messages): a new long reply
+    /// with the same reference and count, a day later, is a new reply, not a copy of the old one.
+    @Test func aReusedReferenceIsANewReply() throws {
+        let rig = try ModemRig()
+        #expect(rig.ready())
+        let first = String(repeating: "a", count: 200), second = String(repeating: "b", count: 200)
+        for pdu in DeliverEncoder.encode(from: "+15550100001", text: first, reference: 42, time: 1_767_225_600) { rig.sim.receivePDU(pdu) }
+        #expect(Self.collect(rig, 1).map(\.text) == [first])
+        for pdu in DeliverEncoder.encode(from: "+15550100001", text: second, reference: 42, time: 1_767_312_000) { rig.sim.receivePDU(pdu) }
+        #expect(Self.collect(rig, 1).map(\.text) == [second])
+        #expect(rig.inbox.replies.map(\.text) == [first, second])
+    }
+
     /// A full store: what it holds is collected at start-up, and the message the network held
     /// back meanwhile comes once there is room.
     @Test func aFullStoreIsEmptiedAndTheHeldMessageComes() throws {

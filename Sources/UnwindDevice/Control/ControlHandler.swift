@@ -293,7 +293,7 @@ extension DeviceLoop: ControlHandling {
                                      attempts: msg.attempts, lastProblem: msg.lastProblem?.description)
             }
         }
-        let pending = messages.filter { !["sent", "cancelled"].contains($0.state) && !$0.state.hasPrefix("failed") }.count
+        let pending = messages.filter { !["sent", "delivered", "cancelled"].contains($0.state) && !$0.state.hasPrefix("failed") }.count
         let failed = messages.filter { $0.state.hasPrefix("failed") }.count
         return StatusReport(
             pid: getpid(), startedAt: control?.startedAt.secondsSinceEpoch ?? 0, now: now.wall.secondsSinceEpoch,
