@@ -71,10 +71,19 @@ extension ModemAlertLink {
         do { outbox = Outbox(storage: try DirectoryStore.outbox(at: stateDirectory + "/outbox"), now: now.wall) } catch {
             throw .outbox(error)
         }
+        // Received messages: written here before the SIM lets go of them (see `Inbox`). Without
+        // it alerts still go out; replies then stay on the SIM.
+        var inbox: Inbox?
+        do {
+            inbox = Inbox(storage: try DirectoryStore(directory: stateDirectory + "/" + Inbox.directoryName, maximumFileSize: 256 * 1024),
+                          now: now.wall)
+        } catch {
+            logger.error("replies: cannot use \(stateDirectory)/\(Inbox.directoryName) (\(error)); received messages stay on the SIM")
+        }
         let port: SerialPort
         do { port = try SerialPort(serial) } catch { throw .port(error) }
         var modemLogger = logger
         modemLogger[metadataKey: "device"] = "modem"
-        return ModemAlertLink(modem: GSMModem(port: port, outbox: outbox, configuration: modem, logger: modemLogger))
+        return ModemAlertLink(modem: GSMModem(port: port, outbox: outbox, inbox: inbox, configuration: modem, logger: modemLogger))
     }
 }

@@ -42,24 +42,39 @@ public enum AlertLinkUpdate: Equatable, Sendable {
 }
 
 /// The panic path through the GSM modem: every request goes to the journaled outbox first
-/// (inside `GSMModem.sendAll`), then over AT commands; what the modem reports is translated to
+/// (inside `GSMModem.send`), then over AT commands; what the modem reports is translated to
 /// what the person is shown. The core numbers slots from 0; the modem and its outbox files
 /// from 1, as the slot files are named (`alert01.txt`): the translation is here, both ways.
+///
+/// A message is followed until nothing more can be learnt about it: past "sent" while status
+/// reports may still say "delivered" or "failed", and no further — a "sent" that no report
+/// settles stays "sent".
 public final class ModemAlertLink: AlertLink {
     public let modem: GSMModem
     public var attachedModem: GSMModem? { modem }
-    private var tracked: [(id: MessageID, slot: Int, reported: AlertDelivery?)] = []
+    private struct Followed {
+        var id: MessageID
+        var slot: Int
+        var purpose: AlertPurpose
+        var reported: AlertDelivery?
+    }
+    private var tracked: [Followed] = []
     /// Reported at the first step, then empty.
     private var resumed: [AlertProgress] = []
+    private var firstStep = true
+    private var callActive = false
 
     public init(modem: GSMModem) {
         self.modem = modem
-        // Alerts left in the outbox by an earlier run are being resent: the screen shows them too.
-        for m in modem.messages where !m.state.isFinished {
+        // Alerts left in the outbox by an earlier run are being resent (or wait for their status
+        // reports): the screen shows them too. Follow-ups are followed, not shown again.
+        for m in modem.messages where !m.state.isFinished || m.awaitingReports {
             guard let slot = m.slot else { continue }
             let delivery = Self.delivery(m.state)
-            tracked.append((m.id, slot - 1, nil))
-            resumed.append(AlertProgress(slot: slot - 1, name: m.contactName, number: m.number, delivery: delivery))
+            tracked.append(Followed(id: m.id, slot: slot - 1, purpose: m.purpose, reported: nil))
+            if m.purpose.isAlert {
+                resumed.append(AlertProgress(slot: slot - 1, name: m.contactName, number: m.number, delivery: delivery))
+            }
         }
     }
 
@@ -78,36 +93,59 @@ public final class ModemAlertLink: AlertLink {
     public var nextDeadline: Instant? { modem.nextDeadline }
 
     public func send(_ requests: [AlertRequest], at now: Moment) {
-        let ids = modem.sendAll(requests.map { (slot: $0.slot + 1, alert: $0.alert) }, at: now)
-        for (id, r) in zip(ids, requests) { tracked.append((id, r.slot, nil)) }
+        for r in requests {
+            let id = modem.send(r.alert, slot: r.slot + 1, purpose: r.purpose, at: now)
+            tracked.append(Followed(id: id, slot: r.slot, purpose: r.purpose, reported: nil))
+        }
     }
 
     public func dial(_ number: PhoneNumber, at now: Moment) { modem.dial(number, at: now.instant) }
     public func hangUp() { modem.hangUp() }
-    public func markRepliesSeen(_ ids: [String]) {}
+    public func markRepliesSeen(_ ids: [String]) { modem.markRepliesSeen(ids) }
+    public func runSelfTest(at now: Moment) { modem.runSelfTest(at: now) }
     public func cancelAlerts(_ slots: [Int]) {
-        for t in tracked where slots.contains(t.slot) { modem.cancel(t.id) }
+        // Alerts only: a follow-up or the monthly test to the same slot goes on.
+        for t in tracked where slots.contains(t.slot) && (t.purpose == .panic || t.purpose == .checkIn) { modem.cancel(t.id) }
     }
-    public func runSelfTest(at now: Moment) {}
 
     public func step(at now: Moment, into updates: inout [AlertLinkUpdate]) {
         if !resumed.isEmpty {
             updates.append(.resumed(resumed))
             resumed = []
         }
+        if firstStep {
+            firstStep = false
+            for r in modem.unseenReplies { updates.append(.reply(r)) }
+        }
         modem.step(at: now)
         for event in modem.takeEvents() {
-            if case .callChanged(let c) = event { updates.append(.call(active: c != .idle)) }
+            switch event {
+            case .callChanged(let c):
+                // Only the edges: dialling, ringing and hanging up are all "a call is on".
+                if c.isInCall != callActive {
+                    callActive = c.isInCall
+                    updates.append(.call(active: callActive))
+                }
+            case .replyReceived(let r):
+                updates.append(.reply(r))
+            case .readiness(let r, _):
+                updates.append(.readiness(r))
+            default:
+                break
+            }
         }
         var i = 0
         while i < tracked.count {
             let t = tracked[i]
-            let delivery = modem.message(t.id).map { Self.delivery($0.state) } ?? .sent
+            let status = modem.message(t.id)
+            let delivery = status.map { Self.delivery($0.state) } ?? .sent
             if delivery != t.reported {
                 tracked[i].reported = delivery
-                updates.append(.delivery(slot: t.slot, delivery))
+                updates.append(t.purpose.isAlert ? .delivery(slot: t.slot, delivery)
+                               : .followUp(slot: t.slot, purpose: t.purpose, delivery))
             }
-            if delivery.isFinished { tracked.remove(at: i) } else { i += 1 }
+            let settled = delivery == .sent ? !(status?.awaitingReports ?? false) : delivery.isFinished
+            if settled { tracked.remove(at: i) } else { i += 1 }
         }
     }
 
@@ -118,10 +156,16 @@ public final class ModemAlertLink: AlertLink {
         case .queued: .queued
         case .sending: .sending
         case .sent: .sent
+        case .delivered: .delivered
         case .retrying(.noServiceCentre(configured: false), _): .blocked(SendProblem.noServiceCentre(configured: false).description)
         case .retrying(let p, _): .retrying(p.description)
         case .failed(let p): .failed(p.description)
         case .cancelled: .cancelled
         }
     }
+}
+
+extension AlertPurpose {
+    /// PANIC and a missed check-in are alerts; the others are follow-ups.
+    var isAlert: Bool { self == .panic || self == .checkIn }
 }

@@ -47,6 +47,22 @@ public enum ATCommand: Equatable, Sendable {
     case technician(TechnicianCommand)
     /// `AT+CPIN="<pin>"`: unlock the SIM (digits only, validated by `SIMPin`).
     case enterPIN(SIMPin)
+    /// `AT+CSMS?`: the message service; with service 1 (phase 2+) every +CDS and +CMT must be
+    /// acknowledged with AT+CNMA.
+    case messageService
+    /// `AT+CPMS="SM","SM","SM"`: read, delete and receive in the SIM's store, so every index a
+    /// +CMTI or +CDSI names is one AT+CMGR and AT+CMGD reach.
+    case messageStorage
+    /// `AT+CNMI=…`: how new messages and status reports are announced.
+    case messageIndications(MessageIndications)
+    /// `AT+CMGL=4`: every stored message (PDU mode).
+    case listMessages
+    /// `AT+CMGR=<index>`
+    case readMessage(StoreIndex)
+    /// `AT+CMGD=<index>`
+    case deleteMessage(StoreIndex)
+    /// `AT+CNMA`: a +CDS or +CMT taken (phase 2+ only).
+    case acknowledgeMessage
 
     /// The command line, without the final CR.
     public var line: String {
@@ -68,6 +84,13 @@ public enum ATCommand: Equatable, Sendable {
         case .reset: "AT+CFUN=1,1"
         case .technician(let c): c.text
         case .enterPIN(let pin): "AT+CPIN=\"\(pin.digits)\""
+        case .messageService: "AT+CSMS?"
+        case .messageStorage: "AT+CPMS=\"SM\",\"SM\",\"SM\""
+        case .messageIndications(let m): "AT+CNMI=\(m.parameters)"
+        case .listMessages: "AT+CMGL=4"
+        case .readMessage(let i): "AT+CMGR=\(i.value)"
+        case .deleteMessage(let i): "AT+CMGD=\(i.value)"
+        case .acknowledgeMessage: "AT+CNMA"
         }
     }
 
@@ -81,6 +104,10 @@ public enum ATCommand: Equatable, Sendable {
         case .operatorName: "+COPS:"
         case .submit: "+CMGS:"
         case .setServiceCentre, .serviceCentreQuery: "+CSCA:"
+        case .messageService: "+CSMS:"
+        case .messageStorage: "+CPMS:"
+        case .listMessages: "+CMGL:"
+        case .readMessage: "+CMGR:"
         case .technician(let c): c.responsePrefix
         default: nil
         }
@@ -160,8 +187,15 @@ public enum UnsolicitedCode: Equatable, Sendable {
     case newMessage(String)
     /// +CREG / +CGREG / +CEREG in their unsolicited form.
     case registration(RegistrationDomain, RegistrationState)
-    /// +CDS / +CDSI: a status report.
+    /// +CDSI: a status report stored at an index.
     case statusReport(String)
+    /// +CDS: <length> and the report's PDU on the next line.
+    case statusReportPDU(header: String, pdu: String)
+    /// +CMT: [<alpha>],<length> and the message's PDU on the next line (a modem routing
+    /// messages directly despite AT+CNMI).
+    case messagePDU(header: String, pdu: String)
+    /// The modem's message store is full (+QIND: "smsfull", ^SMMEMFULL, +CIEV with SMSFULL).
+    case storeFull(String)
     /// ^RSSI and friends.
     case signal(String)
     /// The modem (re)started: RDY, Call Ready, SMS Ready, SMS DONE, PB DONE, START, +QIND: … DONE.
@@ -189,7 +223,13 @@ public enum UnsolicitedCode: Equatable, Sendable {
             return .power(line)
         }
         if line.hasPrefix("+CMTI:") { return .newMessage(line) }
-        if line.hasPrefix("+CDS:") || line.hasPrefix("+CDSI:") { return .statusReport(line) }
+        if line.hasPrefix("+CMT:") { return .other(line) }  // its PDU follows: see ATEngine
+        if line.hasPrefix("+CDSI:") || line.hasPrefix("+CDS:") { return .statusReport(line) }
+        let upper = line.uppercased()
+        if upper.hasPrefix("^SMMEMFULL") || (upper.hasPrefix("+QIND:") && upper.contains("SMSFULL"))
+            || (upper.hasPrefix("+CIEV:") && upper.contains("SMSFULL")) {
+            return .storeFull(line)
+        }
         if line.hasPrefix("^RSSI:") || line.hasPrefix("^HCSQ:") || line.hasPrefix("+CIEV:") { return .signal(line) }
         if line.hasPrefix("+CPIN:") { return .simStatus(line) }
         for d in RegistrationDomain.allCases where line.hasPrefix("+\(d.rawValue):") {
@@ -200,7 +240,7 @@ public enum UnsolicitedCode: Equatable, Sendable {
         }
         if line.hasPrefix("^") || line.hasPrefix("+CUSD:") || line.hasPrefix("+CLIP:") || line.hasPrefix("+CRING:")
             || line.hasPrefix("+QIND:") || line.hasPrefix("+CFUN:") || line.hasPrefix("+CGEV:") || line.hasPrefix("+CTZV:")
-            || line.hasPrefix("*PSUTTZ") || line.hasPrefix("DST:") || line.hasPrefix("+CMT:") || line.hasPrefix("+CBM:") {
+            || line.hasPrefix("*PSUTTZ") || line.hasPrefix("DST:") || line.hasPrefix("+CBM:") {
             return .other(line)
         }
         return nil

@@ -94,6 +94,8 @@ public struct ATEngine: Sendable {
     private var pduEcho: String = ""
     /// A repeated `+CMGS` was dropped: the OK that follows it belongs to it too.
     private var droppingStaleResult = false
+    /// `+CDS: <length>` or `+CMT: …` seen: the next line is its PDU, whatever is in flight.
+    private var unsolicitedPDUHeader: String?
     /// The lines kept for the command in flight: a modem that floods the line must not grow
     /// memory without end (no real answer has more than a few dozen lines).
     public static let maximumLinesKept = 64
@@ -167,6 +169,7 @@ public struct ATEngine: Sendable {
         drainingUntil = nil
         line.removeAll(keepingCapacity: true)
         overlong = false
+        unsolicitedPDUHeader = nil
         output.removeAll()
     }
 
@@ -259,6 +262,18 @@ public struct ATEngine: Sendable {
     }
 
     private mutating func handle(_ text: String, at now: Instant, into events: inout [ATEvent]) {
+        if let header = unsolicitedPDUHeader {
+            // The PDU of a +CDS / +CMT comes on the next line, also in the middle of another
+            // command's answer: it must not be taken for that answer. A line that is no PDU
+            // leaves the header alone (logged) and is read as what it is.
+            unsolicitedPDUHeader = nil
+            if Self.isPDULine(text) {
+                events.append(.unsolicited(header.hasPrefix("+CDS")
+                    ? .statusReportPDU(header: header, pdu: text) : .messagePDU(header: header, pdu: text)))
+                return
+            }
+            events.append(.unsolicited(.other(header)))
+        }
         let current = drainingUntil == nil ? inFlight : nil
         if let current {
             if text == echo || text.uppercased() == echo.uppercased() || (!pduEcho.isEmpty && text.uppercased() == pduEcho) {
@@ -304,6 +319,10 @@ public struct ATEngine: Sendable {
             }
         }
         if let u = UnsolicitedCode.classify(text) {
+            if text.hasPrefix("+CDS:") || text.hasPrefix("+CMT:") {
+                unsolicitedPDUHeader = text
+                return
+            }
             events.append(.unsolicited(u))
             return
         }
@@ -312,6 +331,12 @@ public struct ATEngine: Sendable {
         } else {
             events.append(.unrecognized(text))
         }
+    }
+
+    /// Hex digits only, no longer than the longest PDU.
+    static func isPDULine(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.count <= 2 * IncomingPDU.maximumOctets
+            && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x41...0x46).contains($0) || (0x61...0x66).contains($0) }
     }
 
     private mutating func keep(_ line: String) {

@@ -18,12 +18,17 @@ import UnwindDevices
 /// - `Delivery`: the outbox's messages, least tried first, with the exact truth about each
 ///   (what an error means is `SubmitVerdict`'s table).
 /// - `TechnicianQueue`: `unwind modem at` and `unwind modem check`.
-/// - `Calls`: the counselling call.
+/// - `Calls`: the counselling call, and the escalation ladder's calls.
+/// - `DeliveryReports`: status reports, what became of each message the network accepted.
+/// - `Replies`: messages (and stored reports) from the SIM's store to the card, the store kept clean.
+/// - `Readiness`: whether a PANIC could go out now.
 /// Who goes first when several want the line is written in one place, `pump`.
 public final class GSMModem {
     public let configuration: ModemConfiguration
     public let port: SerialTransport
     public let outbox: Outbox
+    /// Where received messages go (nil: none is deleted from the SIM, having nowhere safe to go).
+    public let inbox: Inbox?
     public var status: ModemStatus { ctx.status }
     public var call: CallState { calls.state }
 
@@ -39,6 +44,11 @@ public final class GSMModem {
     var delivery: Delivery
     var technician: TechnicianQueue
     var calls: Calls
+    var reports: DeliveryReports
+    var replies: Replies
+    var readiness: Readiness
+    /// A self-test under way: its checks' tickets and when it began.
+    var selfTest: (tickets: [TechnicianTicket], results: [TechnicianResult], since: Instant)?
 
     /// Who asked for the command in flight: its answer goes back there.
     enum Job: Equatable {
@@ -47,6 +57,7 @@ public final class GSMModem {
         case delivery(Delivery.Job)
         case call(Calls.Job)
         case technician(Int)
+        case replies(Replies.Job)
     }
     var job: Job?
     /// Why commands end `.abandoned` during this step (the modem restarted, the line was lost).
@@ -58,11 +69,12 @@ public final class GSMModem {
     var atEvents: [ATEvent] = []
 
     /// Takes over the messages already in `outbox` (a restart): they are sent first.
-    public init(port: SerialTransport, outbox: Outbox, configuration: ModemConfiguration = ModemConfiguration(),
+    public init(port: SerialTransport, outbox: Outbox, inbox: Inbox? = nil, configuration: ModemConfiguration = ModemConfiguration(),
                 random: some RandomNumberGenerator = SystemRandomNumberGenerator(),
                 logger: Logger = Logger(label: "unwind.modem")) {
         self.port = port
         self.outbox = outbox
+        self.inbox = inbox
         self.configuration = configuration
         self.logger = logger
         ctx = PolicyContext(status: ModemStatus(port: port.name), random: AnyRandom(random))
@@ -74,9 +86,16 @@ public final class GSMModem {
         delivery = Delivery(configuration: configuration, logger: logger)
         technician = TechnicianQueue(timeouts: configuration.timeouts, logger: logger)
         calls = Calls(timeouts: configuration.timeouts)
-        for e in outbox.entries { delivery.track(e, journaled: true) }
+        reports = DeliveryReports(configuration: configuration, logger: logger)
+        replies = Replies(configuration: configuration, logger: logger)
+        readiness = Readiness(configuration: configuration, logger: logger)
+        for e in outbox.entries {
+            if e.sentAt != nil { reports.resume(e) } else { delivery.track(e, journaled: true) }
+        }
         if !delivery.isIdle { logger.notice("outbox: \(delivery.tracked.count) message(s) from before the restart will be sent") }
+        if !reports.awaiting.isEmpty { logger.notice("outbox: \(reports.awaiting.count) sent message(s) still wait for status reports") }
         for p in outbox.problems { logger.error("outbox: \(p)") }
+        for p in inbox?.problems ?? [] { logger.error("replies: \(p)") }
         incoming.reserveCapacity(1024)
     }
 
@@ -91,6 +110,10 @@ public final class GSMModem {
         func consider(_ t: Instant?) { if let t, d == nil || t < d! { d = t } }
         let now = ctx.now
         consider(calls.deadline)
+        consider(reports.nextDeadline)
+        consider(readiness.deadline)
+        consider(selfTest.map { $0.since + Self.selfTestPatience })
+        consider(inbox?.partsDeadline(patience: configuration.timeouts.replyParts))
         guard line.isOpen else {
             consider(line.deadline(now: now))
             return d
@@ -104,9 +127,12 @@ public final class GSMModem {
             return d
         }
         if bringUp.stage == .ready {
-            if !technician.isEmpty || calls.request != nil || refresh.hasWork || bringUp.restartRequested { consider(now) }
+            if !technician.isEmpty || calls.request != nil || refresh.hasWork || bringUp.restartRequested || replies.hasWork {
+                consider(now)
+            }
             consider(delivery.nextDeadline(heldUntil: refresh.sendingHeldUntil(ctx)))
             consider(refresh.nextRefresh)
+            consider(replies.nextSweep)
         }
         return d
     }
@@ -116,6 +142,8 @@ public final class GSMModem {
         ctx.now = moment.instant
         ctx.wall = moment.wall
         calls.expire(&ctx)
+        timers()
+        defer { afterStep() }
         if !line.isOpen {
             openIfDue()
             if !line.isOpen { return }
@@ -152,10 +180,10 @@ public final class GSMModem {
     /// Asks for an alert: written to the outbox (and fsynced) before any AT traffic for it, then
     /// sent as soon as the modem can. A failed outbox write is reported and the message sent anyway.
     @discardableResult
-    public func send(_ alert: AlertSlot, slot: Int?, at moment: Moment) -> MessageID {
+    public func send(_ alert: AlertSlot, slot: Int?, purpose: AlertPurpose = .panic, at moment: Moment) -> MessageID {
         let reference = UInt16.random(in: 0...UInt16.max, using: &ctx.random)
         let nonce = UInt16.random(in: 0...UInt16.max, using: &ctx.random)
-        let (entry, error) = outbox.add(alert, slot: slot, at: moment.wall, reference: reference, nonce: nonce)
+        let (entry, error) = outbox.add(alert, slot: slot, at: moment.wall, reference: reference, nonce: nonce, purpose: purpose)
         delivery.track(entry, journaled: error == nil, at: moment.instant)
         if let error {
             logger.error("outbox: could not save \(entry.id): \(error); sending anyway")
@@ -182,8 +210,8 @@ public final class GSMModem {
 
     /// PANIC: every configured alert, in slot order.
     @discardableResult
-    public func sendAll(_ alerts: [(slot: Int, alert: AlertSlot)], at moment: Moment) -> [MessageID] {
-        alerts.map { send($0.alert, slot: $0.slot, at: moment) }
+    public func sendAll(_ alerts: [(slot: Int, alert: AlertSlot)], purpose: AlertPurpose = .panic, at moment: Moment) -> [MessageID] {
+        alerts.map { send($0.alert, slot: $0.slot, purpose: purpose, at: moment) }
     }
 
     /// Cancels a message (the person or the maintainer): removed from the outbox. A part already
@@ -203,10 +231,48 @@ public final class GSMModem {
         carryOut()
     }
 
-    /// Every message not yet sent, then the recently finished ones.
-    public var messages: [MessageStatus] { delivery.messages }
+    /// Every message not yet sent, then the recently finished ones (as their status reports
+    /// left them), then those a previous run sent that still wait for reports.
+    public var messages: [MessageStatus] {
+        var out = delivery.messages.map { reports.message($0.id) ?? $0 }
+        for m in reports.messages where !out.contains(where: { $0.id == m.id }) { out.append(m) }
+        return out
+    }
 
-    public func message(_ id: MessageID) -> MessageStatus? { delivery.message(id) }
+    public func message(_ id: MessageID) -> MessageStatus? {
+        if let t = delivery.trackedStatus(id) { return t }
+        return reports.message(id) ?? delivery.message(id)
+    }
+
+    /// How status reports reach the device; "sent" is the last word when they do not.
+    public var statusReports: ReportRouting { ctx.status.statusReports }
+
+    // MARK: - Replies and readiness
+
+    /// Replies on the card the person has not dismissed, oldest first.
+    public var unseenReplies: [IncomingReply] { inbox?.unseen.map(\.reply) ?? [] }
+
+    /// The person dismissed these replies: remembered on the card.
+    public func markRepliesSeen(_ ids: [String]) {
+        guard let inbox else { return }
+        do { try inbox.markSeen(ids) } catch { logger.error("replies: could not mark \(ids.count) reply(ies) seen: \(error)") }
+    }
+
+    /// The last readiness reported (nil: not known yet).
+    public var currentReadiness: AlertReadiness? { readiness.reported }
+
+    /// Runs the modem's checks again (AT, SIM, registration, signal, operator, service centre),
+    /// sending nothing; the outcome comes as a `.readiness(_, selfTest: true)` event.
+    public func runSelfTest(at moment: Moment) {
+        ctx.now = moment.instant
+        ctx.wall = moment.wall
+        if selfTest != nil { return }
+        logger.notice("self-test: running the modem's checks")
+        selfTest = (BringUp.checks.map { technician.enqueue($0) }, [], moment.instant)
+    }
+
+    /// A self-test gives up waiting for its checks after this (a modem that never gets set up).
+    static let selfTestPatience: Duration = .seconds(120)
 
     /// Nothing left to send or cancel.
     public var isIdle: Bool { delivery.isIdle }

@@ -9,8 +9,9 @@ extension GSMModem {
 
     /// Starts the next command when the line is free. Bring-up first (nothing else goes before
     /// the modem is set up, except a technician's command while the SIM is waited for); then,
-    /// once it is ready: a restart bring-up asked for, a call (a person waits on it), a heal,
-    /// the alerts, the technician, and last the status refresh.
+    /// once it is ready: a restart bring-up asked for, a call (a person waits on it), an
+    /// acknowledgement the network waits for, a heal, the alerts, the SIM's store (listing,
+    /// reads, deletions), the technician, and last the status refresh.
     func pump() {
         guard line.isOpen, engine.isIdle else { return }
         if bringUp.isWaitingForSIM, case let (request, id)? = technician.next() {
@@ -30,11 +31,15 @@ extension GSMModem {
         }
         if case let (request, j)? = calls.next() {
             start(request, .call(j))
+        } else if case let (request, j)? = replies.nextUrgent() {
+            start(request, .replies(j))
         } else if case let (request, j)? = refresh.nextHeal() {
             start(request, .refresh(j))
         } else if case let (request, j)? = delivery.next(heldUntil: refresh.sendingHeldUntil(ctx), &ctx) {
             carryOut()
             start(request, .delivery(j))
+        } else if case let (request, j)? = replies.next(&ctx) {
+            start(request, .replies(j))
         } else if case let (request, id)? = technician.next() {
             start(request, .technician(id))
         } else if case let (request, j)? = refresh.nextQuery(&ctx) {
@@ -94,6 +99,11 @@ extension GSMModem {
         case .delivery(let j): delivery.completed(j, response, abandonedBecause: abandonReason, &ctx)
         case .call(let j): calls.completed(j, response, &ctx)
         case .technician(let id): technician.completed(id, command, response, &ctx)
+        case .replies(let j): replies.completed(j, response, &ctx)
+        }
+        // The store is full, whoever heard it (27.005 §3.2.5: 322, memory full).
+        if case .cmsError(let c) = response.outcome, c.number == 322 {
+            if case .replies = finishedJob {} else { replies.storeFull("+CMS ERROR: 322 to \(command.logged)") }
         }
         carryOut()
     }
@@ -110,7 +120,15 @@ extension GSMModem {
             if bringUp.simAnnounced(line, &ctx) { ctx.requests.append(.checkSIMAgain) }
         case .power(let line):
             refresh.powerWarning(line, &ctx)
-        case .ring, .newMessage, .statusReport, .signal, .other:
+        case .newMessage(let line), .statusReport(let line):
+            replies.announced(line, &ctx)
+        case .statusReportPDU(let header, let pdu):
+            replies.inline(header: header, pdu: pdu, report: true, &ctx)
+        case .messagePDU(let header, let pdu):
+            replies.inline(header: header, pdu: pdu, report: false, &ctx)
+        case .storeFull(let line):
+            replies.storeFull(line)
+        case .ring, .signal, .other:
             logger.debug("modem: \(code)")
         }
         carryOut()
@@ -160,6 +178,14 @@ extension GSMModem {
                 refresh.technicianAnswered(command, response, &ctx)
             case .journal(let change):
                 write(change)
+            case .accepted(let entry, let status):
+                reports.accepted(entry, status, &ctx)
+            case .incoming(let tpdu, let index):
+                replies.handled(index, stored: take(tpdu), &ctx)
+            case .unreadable(let pdu, let problem, let index):
+                replies.handled(index, stored: keepUnreadable(pdu, problem), &ctx)
+            case .modemReady:
+                replies.modemReady(&ctx)
             }
         }
     }

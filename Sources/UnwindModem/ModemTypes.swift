@@ -40,6 +40,20 @@ public struct ModemTimeouts: Equatable, Sendable {
     public var reset: Duration = .seconds(20)
     /// Boot messages this close to the previous one belong to the same restart.
     public var bootSettle: Duration = .seconds(10)
+    /// AT+CMGL: listing a SIM's store can be slow (SIM800: up to 20 s).
+    public var store: Duration = .seconds(20)
+    /// AT+CMGR, AT+CMGD: one message (SIM800: up to 5 s). An alert waits for one in flight.
+    public var storeItem: Duration = .seconds(5)
+    /// The SIM's store is listed this often (and at every start-up): a +CMTI lost on the line
+    /// (noise, the line down, a modem restarting) leaves its message there for at most this long.
+    public var storeSweep: Duration = .seconds(300)
+    /// A long reply whose parts have not all come after this is shown as far as it came, with "…".
+    public var replyParts: Duration = .seconds(120)
+    /// A sent message waits this long for its status reports; then "sent" stands for good and it
+    /// leaves the outbox (a network that loses a report must not keep it there forever).
+    public var reports: Duration = .seconds(72 * 3600)
+    /// At start-up, how long readiness waits for the modem's answers before saying what it knows.
+    public var readiness: Duration = .seconds(30)
 
     public init() {}
 }
@@ -90,6 +104,9 @@ public struct ModemConfiguration: Equatable, Sendable {
     public var validity: SMSValidityPeriod?
     public var timeouts: ModemTimeouts
     public var backoff: ModemBackoff
+    /// Readiness: a registered modem with `+CSQ` rssi below this (0–31) cannot be relied on to
+    /// send (5 is about -103 dBm).
+    public var readinessSignalFloor: Int = 5
 
     public init(serviceCentre: PhoneNumber? = nil, validity: SMSValidityPeriod? = nil,
                 timeouts: ModemTimeouts = ModemTimeouts(), backoff: ModemBackoff = ModemBackoff()) {
@@ -124,6 +141,8 @@ public enum SendProblem: Equatable, Sendable, CustomStringConvertible {
     case lineLost
     /// The outbox file could not be written; the message is sent anyway.
     case notJournaled(String)
+    /// A status report said the message will not reach the phone (TP-ST 0x40–0xFF).
+    case notDelivered(status: Int)
 
     public var isPermanent: Bool {
         if case .unassignedNumber = self { return true }
@@ -145,7 +164,26 @@ public enum SendProblem: Equatable, Sendable, CustomStringConvertible {
         case .modemRestarted: "the modem restarted"
         case .lineLost: "the modem's line was lost"
         case .notJournaled(let why): "could not be saved to the outbox (\(why)); sending anyway"
+        case .notDelivered(let st): SendProblem.reportText(st)
         }
+    }
+
+    /// TS 23.040 §9.2.3.15, in the person's words. 0x60–0x7F are temporary errors the centre
+    /// gave up on; values above 0x7F are reserved and, as the specification says, read as
+    /// "service rejected".
+    static func reportText(_ st: Int) -> String {
+        let code = "status 0x" + (st < 16 ? "0" : "") + String(st, radix: 16, uppercase: true)
+        let names: [Int: String] = [
+            0x40: "remote procedure error", 0x41: "incompatible destination", 0x42: "connection rejected by the phone",
+            0x43: "the number cannot be reached", 0x44: "quality of service not available", 0x45: "no interworking available",
+            0x47: "deleted by the sender", 0x48: "deleted by the message centre", 0x49: "the message no longer exists",
+            0x60: "network congestion", 0x61: "the phone was busy", 0x62: "no response from the phone",
+            0x63: "service rejected", 0x64: "quality of service not available", 0x65: "error in the phone",
+        ]
+        if st == 0x46 { return "expired: the phone could not be reached before the message's validity ran out (\(code))" }
+        if let n = names[st] { return "not delivered: \(n) (\(code))" }
+        if st >= 0x80 { return "not delivered: service rejected (\(code), a reserved value)" }
+        return "not delivered: the message centre gave up (\(code))"
     }
 
     /// 3GPP TS 24.011 / 27.005 names of the codes a person may meet.
@@ -168,8 +206,10 @@ public enum MessageState: Equatable, Sendable {
     case queued
     /// On the wire now.
     case sending
-    /// Every part got `+CMGS`.
+    /// Every part got `+CMGS`: the network has it. Without a status report, this is all anyone knows.
     case sent(at: WallTime)
+    /// A status report said the recipient's phone has it (every part of a long message).
+    case delivered(at: WallTime)
     /// An attempt failed; the next one is due at `next`. Retries never stop on their own.
     case retrying(SendProblem, next: Instant)
     /// Will not be retried until someone asks (only an unassigned number).
@@ -177,9 +217,10 @@ public enum MessageState: Equatable, Sendable {
     /// Cancelled by the person or the maintainer.
     case cancelled
 
+    /// Nothing more will be sent (a sent message may still hear from its status reports).
     public var isFinished: Bool {
         switch self {
-        case .sent, .cancelled: true
+        case .sent, .delivered, .cancelled: true
         default: false
         }
     }
@@ -198,6 +239,11 @@ public struct MessageStatus: Equatable, Sendable {
     public var lastProblem: SendProblem?
     /// False when the outbox file could not be written (the message is still sent).
     public var journaled: Bool
+    public var purpose: AlertPurpose = .panic
+    /// Sent, and status reports for it may still come (delivered or failed then).
+    public var awaitingReports = false
+    /// Parts a status report said were delivered.
+    public var partsDelivered = 0
 }
 
 public enum SIMState: Equatable, Sendable, CustomStringConvertible {
@@ -266,6 +312,18 @@ public struct ModemStatus: Equatable, Sendable {
     /// The last thing that went wrong with the modem itself.
     public var lastProblem: String?
     public var restarts = 0
+    /// How status reports reach the device (AT+CNMI at start-up).
+    public var statusReports: ReportRouting = .unknown
+    /// `+CSMS` service: 1 (phase 2+) means every +CDS / +CMT is acknowledged with AT+CNMA.
+    public var messageService: Int?
+    /// The SIM's message store (AT+CPMS): used and total.
+    public var messageStore: (used: Int, total: Int)? {
+        get { messageStoreCounts.map { ($0[0], $0[1]) } }
+        set { messageStoreCounts = newValue.map { [$0.used, $0.total] } }
+    }
+    var messageStoreCounts: [Int]?
+    /// Whether the SIM holds a service centre number (AT+CSCA?); nil until asked.
+    public var serviceCentreKnown: Bool?
 
     public var isRegistered: Bool { registration.values.contains { $0.isRegistered } }
 }
@@ -296,4 +354,10 @@ public enum ModemEvent: Equatable, Sendable {
     case messageFailed(MessageID, SendProblem)
     case callChanged(CallState)
     case statusChanged
+    /// A status report: every part is on the recipient's phone.
+    case messageDelivered(MessageID)
+    /// An SMS is on the SD card (and about to leave the SIM).
+    case replyReceived(IncomingReply)
+    /// Could a PANIC go out now: when first known, after each change, after a self-test.
+    case readiness(AlertReadiness, selfTest: Bool)
 }

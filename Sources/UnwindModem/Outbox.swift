@@ -40,9 +40,19 @@ public struct OutboxEntry: Equatable, Sendable {
     public var failure: String?
     /// The latest failed attempts, oldest first (at most `Outbox.historyLimit`).
     public var history: [OutboxAttempt]
+    /// Why it goes out: an alert (`.panic`, `.checkIn`) or a follow-up (`.allClear`, `.test`).
+    public var purpose: AlertPurpose = .panic
+    /// Each accepted part's TP-MR (`+CMGS: <mr>`), by part: its status report names it.
+    public var references: [Int?] = []
+    /// Set once every part was accepted: the message now waits for its status reports.
+    public var sentAt: WallTime?
+    /// The latest TP-ST each part's status report gave, by part.
+    public var reports: [Int?] = []
 
     public init(id: MessageID, created: WallTime, sequence: Int, slot: Int?, alert: AlertSlot, reference: UInt16,
-                partsSent: Int = 0, attempts: Int = 0, failure: String? = nil, history: [OutboxAttempt] = []) {
+                partsSent: Int = 0, attempts: Int = 0, failure: String? = nil, history: [OutboxAttempt] = [],
+                purpose: AlertPurpose = .panic) {
+        self.purpose = purpose
         self.id = id
         self.created = created
         self.sequence = sequence
@@ -57,8 +67,10 @@ public struct OutboxEntry: Equatable, Sendable {
 }
 
 /// Every alert that was asked for, one file per message, written (and fsynced) before any AT
-/// traffic for it, removed only once every part got `+CMGS`, kept with its failure history
-/// otherwise — and read back after a restart, so nothing asked for is ever silently lost.
+/// traffic for it, kept with its failure history until every part got `+CMGS` — and then,
+/// while status reports can come, until they settle it (delivered, failed, or no report in
+/// `ModemTimeouts.reports`) — and read back after a restart, so nothing asked for is ever
+/// silently lost and a report that comes after a restart still finds its message.
 ///
 /// File format (`<id>.msg`, UTF-8, one field per line, in this order):
 ///
@@ -71,6 +83,10 @@ public struct OutboxEntry: Equatable, Sendable {
 ///     reference <0–65535>
 ///     parts-sent <n>
 ///     attempts <n>
+///     purpose <panic|check-in|all-clear|test>  (absent in older files: panic)
+///     references <mr or -> …                  (each part's +CMGS reference, once one was accepted)
+///     sent <unix seconds>                      (every part accepted; waiting for status reports)
+///     reports <TP-ST in hex or -> …           (each part's latest status report, once one came)
 ///     failure <why it is not retried>          (only when so)
 ///     message <the message>
 ///     attempt <unix seconds> <what went wrong>  (zero or more, oldest first)
@@ -137,7 +153,7 @@ public final class Outbox {
     }
 
     public func add(_ alert: AlertSlot, slot: Int?, at created: WallTime, reference: UInt16,
-                    nonce: UInt16) -> (entry: OutboxEntry, error: StoreError?) {
+                    nonce: UInt16, purpose: AlertPurpose = .panic) -> (entry: OutboxEntry, error: StoreError?) {
         let seq = nextSequence
         nextSequence = min(nextSequence + 1, Outbox.maximumSequence)
         var hex = String(nonce, radix: 16)
@@ -146,7 +162,8 @@ public final class Outbox {
         // A slot number the file format cannot hold would make the file unreadable after a
         // restart, and the alert lost: such a message is journaled without its slot instead.
         let storedSlot = slot.flatMap { (1...AlertSlotFile.slotCount).contains($0) ? $0 : nil }
-        let entry = OutboxEntry(id: id, created: created, sequence: seq, slot: storedSlot, alert: alert, reference: reference)
+        let entry = OutboxEntry(id: id, created: created, sequence: seq, slot: storedSlot, alert: alert, reference: reference,
+                                purpose: purpose)
         entries.append(entry)
         do {
             try storage.replace(Self.fileName(id), with: Array(Self.format(entry).utf8))
@@ -184,6 +201,12 @@ public final class Outbox {
         s += "reference \(e.reference)\n"
         s += "parts-sent \(e.partsSent)\n"
         s += "attempts \(e.attempts)\n"
+        s += "purpose \(e.purpose.rawValue)\n"
+        if !e.references.isEmpty { s += "references " + e.references.map { $0.map(String.init) ?? "-" }.joined(separator: " ") + "\n" }
+        if let t = e.sentAt { s += "sent \(t.secondsSinceEpoch)\n" }
+        if !e.reports.isEmpty {
+            s += "reports " + e.reports.map { $0.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) } ?? "-" }.joined(separator: " ") + "\n"
+        }
         if let f = e.failure { s += "failure \(oneLine(f))\n" }
         s += "message \(e.alert.message)\n"
         for a in e.history.suffix(historyLimit) { s += "attempt \(a.at.secondsSinceEpoch) \(oneLine(a.problem))\n" }
@@ -227,6 +250,32 @@ public final class Outbox {
         let reference = try number("reference", upTo: 0xFFFF)
         let partsSent = try number("parts-sent", upTo: 255)
         let attempts = try number("attempts", upTo: 1_000_000_000)
+        var purpose = AlertPurpose.panic
+        if i < lines.count, lines[i].hasPrefix("purpose ") {
+            guard let p = AlertPurpose(rawValue: try field("purpose")) else { throw .malformed("purpose", line: i) }
+            purpose = p
+        }
+        // Per-part lists: at most the 255 parts a concatenated message can have.
+        func perPart(_ key: String, radix: Int) throws(OutboxFileProblem) -> [Int?] {
+            let words = try field(key).split(separator: " ", omittingEmptySubsequences: false)
+            guard words.count <= 255 else { throw .malformed(key, line: i) }
+            var out: [Int?] = []
+            for w in words {
+                if w == "-" { out.append(nil); continue }
+                guard w.count <= 3, let v = Int(w, radix: radix), (0...255).contains(v) else { throw .malformed(key, line: i) }
+                out.append(v)
+            }
+            return out
+        }
+        var references: [Int?] = []
+        if i < lines.count, lines[i].hasPrefix("references ") { references = try perPart("references", radix: 10) }
+        var sentAt: WallTime?
+        if i < lines.count, lines[i].hasPrefix("sent ") {
+            let t = try number("sent", upTo: 1 << 40)
+            sentAt = WallTime(secondsSinceEpoch: Int64(t))
+        }
+        var reports: [Int?] = []
+        if i < lines.count, lines[i].hasPrefix("reports ") { reports = try perPart("reports", radix: 16) }
         var failure: String?
         if i < lines.count, lines[i].hasPrefix("failure ") { failure = try field("failure") }
         let message = try field("message")
@@ -239,9 +288,13 @@ public final class Outbox {
             guard parts.count == 2, let t = Int64(parts[0]) else { throw .malformed("attempt", line: i) }
             history.append(OutboxAttempt(at: WallTime(secondsSinceEpoch: t), problem: String(parts[1])))
         }
-        return OutboxEntry(id: id, created: WallTime(secondsSinceEpoch: Int64(created)), sequence: sequence, slot: slot,
-                           alert: alert, reference: UInt16(reference), partsSent: partsSent, attempts: attempts,
-                           failure: failure, history: history)
+        var entry = OutboxEntry(id: id, created: WallTime(secondsSinceEpoch: Int64(created)), sequence: sequence, slot: slot,
+                                alert: alert, reference: UInt16(reference), partsSent: partsSent, attempts: attempts,
+                                failure: failure, history: history, purpose: purpose)
+        entry.references = references
+        entry.sentAt = sentAt
+        entry.reports = reports
+        return entry
     }
 }
 

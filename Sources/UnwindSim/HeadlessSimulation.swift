@@ -8,6 +8,7 @@ import UnwindSimulatedHardware
 import UnwindCore
 import UnwindDevice
 import UnwindHardware
+import UnwindModem
 import UnwindRender
 import UnwindDevices
 
@@ -141,6 +142,11 @@ public struct HeadlessSimulation {
         recipe.counselling = counselling
         recipe.website = counsellingWebsite
         recipe.buttonTiming = buttonTiming
+        // The scripted link's news on the script's time line; `reply N` names slot N's contact.
+        alerts.schedule(script.link, origin: time.start)
+        for k in 0..<AlertSlotFile.slotCount {
+            if let n = ScriptedAlertLink.slotNumber(stateDirectory: stateDirectory, slot: k) { alerts.slotNumbers[k] = n }
+        }
         let device = try DeviceAssembly(board: board, recipe: recipe, alerts: { [alerts] _ in alerts }, logger: logger)
         let loop = device.loop
         loop.onGesture = { g, at in gestures.append((at, g)) }

@@ -17,8 +17,12 @@ import UnwindDevices
 public enum KeyMap {
     public static let legend = """
         p/Tab PAGE   P/h hold PAGE (help)   a/← LEFT   d/→ RIGHT   A/D hold them
-        space/Enter SELECT   S hold SELECT   ! hold PANIC   q quit
+        space/Enter SELECT   S hold SELECT   ! hold PANIC   r reply   q quit
         """
+
+    /// The key that makes slot 1's contact reply "On my way" through the simulated modem.
+    static let reply = UInt8(ascii: "r")
+    public static let replyText = "On my way"
 
     /// The button a key stands for and how long it is held.
     static func press(for key: UInt8) -> (Button, Duration)? {
@@ -44,6 +48,8 @@ final class KeyboardButtons: ButtonLines {
     let clock: DeviceClock
     let scheduled: SimulatedButtons
     var quit = false
+    /// `r`: the simulated network delivers a reply (set once the simulated modem is plugged in).
+    var onReply: (() -> Void)?
     var pendingEscape: [UInt8] = []
     /// Called on the loop's thread after the terminal changed size.
     var onResize: (() -> Void)?
@@ -87,6 +93,7 @@ final class KeyboardButtons: ButtonLines {
                     continue
                 }
                 if k == UInt8(ascii: "q") || k == 0x03 { quit = true }
+                if k == KeyMap.reply { onReply?() }
                 if let (b, hold) = KeyMap.press(for: k) { scheduled.tap(b, at: now, holdFor: hold) }
                 i += 1
             }
@@ -299,6 +306,13 @@ public struct TerminalSimulator {
                     sim.start()
                     plugged.modem = sim
                     panel.attach(sim)
+                    buttons.onReply = { [logger] in
+                        guard let number = Self.slotOneNumber(stateDirectory) else {
+                            logger.notice("r: slot 1 has no contact to reply from")
+                            return
+                        }
+                        sim.receiveSMS(from: number, text: KeyMap.replyText)
+                    }
                     serial = SerialConfiguration(path: sim.path)
                 }
                 return try ModemAlertLink.open(stateDirectory: stateDirectory, serial: serial,
@@ -309,6 +323,13 @@ public struct TerminalSimulator {
             throw error
         }
         device.run(until: { buttons.quit })
+    }
+}
+
+extension TerminalSimulator {
+    /// Slot 1's contact number as its file says (read afresh: the maintainer may have just set it).
+    static func slotOneNumber(_ stateDirectory: String) -> String? {
+        ScriptedAlertLink.slotNumber(stateDirectory: stateDirectory, slot: 0)
     }
 }
 

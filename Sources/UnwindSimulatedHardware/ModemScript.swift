@@ -82,7 +82,58 @@ public struct ModemScript: Equatable, Sendable {
     /// a wrong PIN answers +CME ERROR: 16 (and three of them lock the SIM behind its PUK).
     public var simPIN: String?
 
+    // Receiving: the SIM's store, status reports, calls.
+
+    /// `+CSMS` service: 1 (phase 2+) wants every +CDS acknowledged with AT+CNMA.
+    public var messageService = 0
+    /// AT+CNMI parameter lists the modem refuses (ERROR), e.g. "2,1,0,1,0" for a modem without +CDS.
+    public var refusedIndications: Set<String> = []
+    /// Messages the SIM holds; its first index (SIM800 counts from 1, some modems from 0).
+    public var storeCapacity = 30
+    public var firstStoreIndex = 1
+    /// What the network does with each message's status report(s), by AT+CMGS occurrence; others
+    /// use `defaultReports`. Only a submit with TP-SRR gets one.
+    public var reports: [Int: ReportPlan] = [:]
+    public var defaultReports = ReportPlan.delivered(after: .milliseconds(500))
+    /// What happens when a number is dialled, by the number as dialled; others use `defaultDial`.
+    public var dials: [String: DialPlan] = [:]
+    public var defaultDial = DialPlan.rings
+    /// The network's clock for the time stamps in what it sends (seconds since 1970, UTC).
+    public var networkTime: Int64 = 1_767_225_600
+
     public init() {}
+}
+
+/// The status reports the network sends for one message: each after its delay from the `+CMGS`.
+public struct ReportPlan: Equatable, Sendable {
+    public var reports: [(after: Duration, status: UInt8)]
+
+    public init(_ reports: [(after: Duration, status: UInt8)]) { self.reports = reports }
+
+    public static func == (a: ReportPlan, b: ReportPlan) -> Bool {
+        a.reports.map(\.after) == b.reports.map(\.after) && a.reports.map(\.status) == b.reports.map(\.status)
+    }
+
+    /// TP-ST 0x00 ("received by the phone").
+    public static func delivered(after d: Duration) -> ReportPlan { ReportPlan([(d, 0x00)]) }
+    /// 0x21 ("the phone is busy, still trying"), then 0x00.
+    public static func temporaryThenDelivered(after d: Duration, then e: Duration) -> ReportPlan {
+        ReportPlan([(d, 0x21), (d + e, 0x00)])
+    }
+    /// A permanent error (0x41 incompatible destination by default; 0x46: expired).
+    public static func permanent(after d: Duration, status: UInt8 = 0x41) -> ReportPlan { ReportPlan([(d, status)]) }
+    /// No report at all.
+    public static let never = ReportPlan([])
+}
+
+/// What a dialled number does.
+public enum DialPlan: Equatable, Sendable {
+    /// ATD answers OK; the call rings (or is answered) until ATH.
+    case rings
+    /// ATD answers OK; after this long the call ends with this line (NO ANSWER, NO CARRIER).
+    case endsAfter(Duration, String)
+    /// ATD's final result is this (BUSY, NO CARRIER, ERROR, +CME ERROR: 30 …).
+    case refused(String)
 }
 
 /// One part the simulated network accepted (or, for `silence`, may have).

@@ -163,6 +163,8 @@ public final class ModemSimulator: SimulatedModem, Sendable {
     }
 
     public func replug() throws(DeviceError) { try replug(now: monotonicNow()) }
+
+    public var modemNow: Instant { monotonicNow() }
 }
 
 /// The scripted modem and the pty it answers on; all of it lives under the simulator's lock.

@@ -50,6 +50,25 @@ public struct ScriptedModem: Sendable {
     /// When the first byte of the first `AT+CMGS` arrived.
     public internal(set) var firstSubmitAt: Instant?
 
+    // Receiving (see ScriptedModemMessages.swift).
+    /// AT+CNMI's <mt> and <ds> as the device set them (0 after a restart).
+    public internal(set) var indications = (mt: 0, ds: 0)
+    /// The SIM's store: index → message.
+    public internal(set) var store: [Int: StoredSMS] = [:]
+    /// Messages the network holds because the store was full; delivered when there is room.
+    public internal(set) var heldByNetwork: [[UInt8]] = []
+    var scheduledReports: [ScheduledReport] = []
+    /// Every status report the network sent, and how it reached the device.
+    public internal(set) var reportsSent: [SentReport] = []
+    /// +CDS sent and not yet acknowledged with AT+CNMA (phase 2+ only).
+    public internal(set) var acknowledgementsDue = 0
+    /// Indexes deleted with AT+CMGD, in order.
+    public internal(set) var deletions: [Int] = []
+    var incomingReference = 0
+    /// The call in progress: its number and when (if ever) it ends on its own.
+    public internal(set) var callNumber: String?
+    var callEnds: (at: Instant, line: String)?
+
     public init(script: ModemScript) {
         self.script = script
         self.echo = script.echo
@@ -63,6 +82,7 @@ public struct ScriptedModem: Sendable {
         case .awaitingPrompt(_, _, let at?): d = min(d ?? at, at)
         default: break
         }
+        for t in [scheduledReports.map(\.at).min(), callEnds?.at] { if let t { d = min(d ?? t, t) } }
         return d
     }
 
@@ -70,6 +90,7 @@ public struct ScriptedModem: Sendable {
 
     /// Runs the timers due by `now`: the end of a boot, a late prompt.
     public mutating func advance(to now: Instant) {
+        networkTimers(now)
         switch mode {
         case .booting(let until) where now >= until:
             mode = .command
@@ -140,6 +161,10 @@ public struct ScriptedModem: Sendable {
         promptText.removeAll()
         echo = script.echo
         pduMode = true
+        indications = (0, 0)
+        acknowledgementsDue = 0
+        callNumber = nil
+        callEnds = nil
     }
 
     // MARK: Input
@@ -238,6 +263,7 @@ public struct ScriptedModem: Sendable {
         case .accepted, .acceptedWithoutOK:
             parts.append(SimulatedPart(submit: decoded, occurrence: k, answered: true))
             messageReference = (messageReference + 1) % 256
+            scheduleReports(for: decoded, reference: messageReference, occurrence: k, at: at)
             let lines = ["+CMGS: \(messageReference)"] + (plan.result == .accepted ? ["OK"] : [])
             send(plan.corruptedResult ?? lines, at: at)
             if let again = plan.repeatResultAfter { send(lines, at: at + again) }

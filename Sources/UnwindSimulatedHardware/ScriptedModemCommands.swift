@@ -69,6 +69,8 @@ extension ScriptedModem {
             ok(now)
         case "ATH":
             calls.append("ATH")
+            callNumber = nil
+            callEnds = nil
             ok(now)
         case "AT+CFUN=1,1":
             ok(now)
@@ -81,7 +83,9 @@ extension ScriptedModem {
                 ok(now)
             } else if upper.hasPrefix("ATD") && Self.isDial(text) {
                 calls.append(text)
-                ok(now)
+                dial(String(text.dropFirst(3).dropLast()), at: now)
+            } else if messageCommand(text, at: now) {
+                return
             } else {
                 violations.append("unknown command line \(text.debugDescription)")
                 send(["ERROR"], at: now)

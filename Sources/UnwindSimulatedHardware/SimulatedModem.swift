@@ -15,6 +15,8 @@ public protocol SimulatedModem: AnyObject {
     func unplug()
     /// …and comes back (at the same path, booting).
     func replug() throws(DeviceError)
+    /// The modem's time now (the simulated clock, or the monotonic one on a pty).
+    var modemNow: Instant { get }
 }
 
 extension SimulatedModem {
@@ -41,4 +43,31 @@ extension SimulatedModem {
     public var delivered: [SimulatedSMS] { withScriptedModem { $0.delivered } }
     /// Also counting parts that got no answer (in doubt: a real network may have sent them).
     public var possiblyDelivered: [SimulatedSMS] { withScriptedModem { $0.possiblyDelivered } }
+
+    // Receiving.
+
+    /// Someone sends the device an SMS now (see `ScriptedModem.receiveSMS`).
+    public func receiveSMS(from: String, text: String, reference: Int? = nil, wide: Bool = false) {
+        let now = modemNow
+        withScriptedModem { $0.receiveSMS(from: from, text: text, at: now, reference: reference, wide: wide) }
+    }
+
+    /// A raw PDU (SMSC field first) arrives now.
+    public func receivePDU(_ pdu: [UInt8]) {
+        let now = modemNow
+        withScriptedModem { $0.receivePDU(pdu, at: now) }
+    }
+
+    /// A message put straight into the SIM's store; its index (nil: the store is full).
+    @discardableResult
+    public func plant(_ message: StoredSMS) -> Int? { withScriptedModem { $0.plant(message) } }
+
+    /// The SIM's store, by index.
+    public var store: [Int: StoredSMS] { withScriptedModem { $0.store } }
+    public var heldByNetwork: Int { withScriptedModem { $0.heldByNetwork.count } }
+    public var reportsSent: [SentReport] { withScriptedModem { $0.reportsSent } }
+    public var deletions: [Int] { withScriptedModem { $0.deletions } }
+    public var acknowledgementsDue: Int { withScriptedModem { $0.acknowledgementsDue } }
+    /// The call in progress (nil: none).
+    public var callNumber: String? { withScriptedModem { $0.callNumber } }
 }

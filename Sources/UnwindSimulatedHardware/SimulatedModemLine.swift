@@ -30,6 +30,7 @@ public final class SimulatedModemLine: SerialTransport, SimulatedModem {
     private var waiting: [UInt8] = []
 
     private var now: Instant { clock.now().instant }
+    public var modemNow: Instant { now }
 
     /// Runs the modem up to the clock's now: its timers (a boot ending, a late prompt) fire and
     /// what it said reaches the line — whether or not the device has the line open, as on a

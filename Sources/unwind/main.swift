@@ -23,7 +23,7 @@ struct Unwind: ParsableCommand {
             modem failed …), 2 bad usage or input.
             """,
         subcommands: [Sim.self, Run.self, StatusCommand.self, ScreenCommand.self, AlertsCommand.self, MantrasCommand.self,
-                      RemindersCommand.self, StatsCommand.self, ModemCommand.self, HardwareCommand.self,
+                      RemindersCommand.self, StatsCommand.self, ModemCommand.self, RepliesCommand.self, HardwareCommand.self,
                       BackupCommand.self, RestoreCommand.self, ConfigCommand.self,
                       PatternsCommand.self])
 

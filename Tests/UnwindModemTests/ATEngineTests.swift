@@ -42,6 +42,20 @@ struct ATEngineTests {
         try SMSPDU.encode("Help", to: PhoneNumber("+15550100001"), reference: 1)[0]
     }
 
+    /// +CDS and +CMT carry their PDU on the next line: taken with them even in the middle of
+    /// another command's answer (a +CMGR's PDU line must not be confused with it, nor it with the
+    /// answer); a header whose next line is no PDU stands alone.
+    @Test func inlinePDUsAreTakenWithTheirHeader() {
+        var d = Driver()
+        d.start(.readMessage(StoreIndex(3)!))
+        d.feed("\r\n+CMGR: 0,,5\r\n+CDS: 25\r\n0006170B915155100000F16210102143650062101021436500\r\n0004ABCD\r\nOK\r\n")
+        #expect(d.completions == [ATResponse(.ok, lines: ["+CMGR: 0,,5", "0004ABCD"])])
+        #expect(d.unsolicited == [.statusReportPDU(header: "+CDS: 25", pdu: "0006170B915155100000F16210102143650062101021436500")])
+        d.events.removeAll()
+        d.feed("\r\n+CMT: ,12\r\n0004AA\r\n\r\n+CDS: 25\r\nRING\r\n")
+        #expect(d.unsolicited == [.messagePDU(header: "+CMT: ,12", pdu: "0004AA"), .other("+CDS: 25"), .ring])
+    }
+
     @Test func echoOnAndOff() {
         var d = Driver()
         d.start(.attention)

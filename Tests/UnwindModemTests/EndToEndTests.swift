@@ -31,8 +31,50 @@ struct EndToEndTests {
         #expect(rig.sim.delivered.map(\.number) == ["+15550100001", "7787824615", "+15550100003", "+15550100004", "+15550100005"])
         #expect(rig.sim.delivered.map(\.parts) == [1, 2, 2, 1, 1])
         #expect(ids.allSatisfy { if case .sent = rig.modem.message($0)?.state { true } else { false } })
+        #expect(rig.settleReports(within: .seconds(10)))
+        #expect(ids.allSatisfy { if case .delivered = rig.modem.message($0)?.state { true } else { false } })
         #expect(rig.outbox.entries.isEmpty)
         expectClean(rig.sim, texts: alerts.map(\.alert.message))
+    }
+
+    /// Issue 15 over a real tty: a status report turns "sent" into "delivered", and a reply
+    /// (UCS-2, so its PDU is long) goes from the SIM to the card and off the SIM.
+    @Test func aReportAndAReply() throws {
+        var script = ModemScript()
+        script.defaultReports = .delivered(after: .milliseconds(300))
+        let rig = try ModemRig(script: script, over: .pty)
+        #expect(rig.ready())
+        let id = rig.modem.send(alert(), slot: 1, at: rig.now)
+        #expect(rig.run(until: { if case .delivered = rig.modem.message(id)?.state { true } else { false } }, within: .seconds(10)))
+        #expect(rig.outbox.entries.isEmpty)
+        rig.sim.receiveSMS(from: "+15550100001", text: "On my way 🙏 — 10 min")
+        var got: [IncomingReply] = []
+        #expect(rig.run(until: {
+            got += rig.modem.takeEvents().compactMap { if case .replyReceived(let r) = $0 { r } else { nil } }
+            return !got.isEmpty && rig.sim.store.isEmpty
+        }, within: .seconds(10)))
+        #expect(got.map(\.text) == ["On my way 🙏 — 10 min"] && got.map(\.from) == ["+15550100001"])
+        #expect(rig.inbox.replies.count == 1)
+        expectClean(rig.sim)
+    }
+
+    /// The ladder over a real tty: a call that nobody answers ends by itself, the next one is
+    /// hung up and a third dialled at once.
+    @Test func theLaddersCalls() throws {
+        var script = ModemScript()
+        script.dials["+15550100001"] = .endsAfter(.milliseconds(300), "NO ANSWER")
+        let rig = try ModemRig(script: script, over: .pty)
+        #expect(rig.ready())
+        let mum = try PhoneNumber("+15550100001"), dad = try PhoneNumber("+15550100002"), sam = try PhoneNumber("+15550100003")
+        rig.modem.dial(mum, at: rig.now.instant)
+        #expect(rig.run(until: { rig.modem.call == .ended("NO ANSWER") }))
+        rig.modem.dial(dad, at: rig.now.instant)
+        #expect(rig.run(until: { rig.modem.call == .active(dad) }))
+        rig.modem.hangUp()
+        rig.modem.dial(sam, at: rig.now.instant)
+        #expect(rig.run(until: { rig.modem.call == .active(sam) }))
+        #expect(rig.sim.calls == ["ATD+15550100001;", "ATD+15550100002;", "ATH", "ATD+15550100003;"])
+        expectClean(rig.sim)
     }
 
     @Test func slowBaudRate() throws { try ModemScenarioTests.slowBaudRate(over: .pty) }

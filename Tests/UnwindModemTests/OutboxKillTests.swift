@@ -91,7 +91,7 @@ struct OutboxKillTests {
             modem.step(at: clock.now())
             var fds = modem.pollDescriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
             _ = poll(&fds, nfds_t(fds.count), 10)
-            return modem.isIdle && !sim.delivered.isEmpty
+            return modem.isIdle && !sim.delivered.isEmpty && !modem.messages.contains(where: \.awaitingReports)
         }
         let delivered = sim.delivered.map(\.text)
         #expect(sent, "link \(modem.status.link), messages \(modem.messages.map { "\($0.state) attempts \($0.attempts)" }), commands \(sim.commands.suffix(12))")

@@ -24,6 +24,7 @@ struct OutboxTests {
             reference 4711
             parts-sent 1
             attempts 2
+            purpose panic
             message Call me, 'now' — 🙏
             attempt 1767225601 network error 38 (network out of order)
 
@@ -93,6 +94,7 @@ struct OutboxTests {
         #expect(rig.settle())
         #expect(rig.sim.delivered.map(\.text) == [a.message])
         #expect(rig.sim.possiblyDelivered.count == 2, "duplicated, not lost")
+        #expect(rig.settleReports())
         #expect(try DirectoryStore.outbox(at: rig.directory.path).names().isEmpty)
         expectClean(rig.sim)
     }

@@ -61,6 +61,9 @@ final class ModemRig {
     let configuration: ModemConfiguration
     var port: SerialTransport
     var outbox: Outbox
+    var inbox: Inbox
+    /// Where received messages go (the inbox's directory).
+    let repliesDirectory: ScratchDirectory
     var modem: GSMModem
     private let time: SimulatedTime?
     private let line: SimulatedModemLine?
@@ -89,7 +92,9 @@ final class ModemRig {
             port = try SerialPort(SerialConfiguration(path: pty.path, baud: baud))
         }
         outbox = Outbox(storage: try DirectoryStore.outbox(at: directory.path))
-        modem = GSMModem(port: port, outbox: outbox, configuration: configuration, random: SeededRandom(seed: 42),
+        repliesDirectory = ScratchDirectory(name + "-replies")
+        inbox = Inbox(storage: try DirectoryStore(directory: repliesDirectory.path))
+        modem = GSMModem(port: port, outbox: outbox, inbox: inbox, configuration: configuration, random: SeededRandom(seed: 42),
                          logger: quietLogger())
     }
 
@@ -97,13 +102,15 @@ final class ModemRig {
 
     /// The daemon is killed: everything dropped without a goodbye. A new one starts on the same
     /// outbox directory and the same modem path.
-    func restartDaemon() throws {
+    func restartDaemon(inboxStorage: ListableStore? = nil) throws {
         port.close()
         if let pty { port = try SerialPort(SerialConfiguration(path: pty.path, baud: baud)) }
         outbox = Outbox(storage: try DirectoryStore.outbox(at: directory.path))
-        modem = GSMModem(port: port, outbox: outbox, configuration: configuration, random: SeededRandom(seed: 7),
+        inbox = Inbox(storage: try inboxStorage ?? DirectoryStore(directory: repliesDirectory.path))
+        modem = GSMModem(port: port, outbox: outbox, inbox: inbox, configuration: configuration, random: SeededRandom(seed: 7),
                          logger: quietLogger())
     }
+
 
     /// Steps both ends until `done` or `limit` (of the rig's time); returns whether `done`
     /// became true.
@@ -173,6 +180,11 @@ final class ModemRig {
 
     func settle(within limit: Duration = .seconds(5)) -> Bool { run(until: { self.modem.isIdle }, within: limit) }
 
+    /// Nothing left to send, and no status report waited for (the outbox is then empty).
+    func settleReports(within limit: Duration = .seconds(5)) -> Bool {
+        run(until: { self.modem.isIdle && !self.modem.messages.contains(where: \.awaitingReports) }, within: limit)
+    }
+
     /// The bytes the modem received, readable: CR as \r, ESC as <ESC>, Ctrl-Z as <^Z>.
     var transcript: String { render(sim.received) }
 }
@@ -194,6 +206,16 @@ func render(_ bytes: [UInt8]) -> String {
 
 /// What a healthy start-up writes, in the transcript's notation.
 let startupTranscript = "<ESC>\\rAT\\rATE0\\rAT+CMEE=1\\rAT+CPIN?\\rAT+CMGF=0\\rAT+CREG?\\rAT+CGREG?\\rAT+CEREG?\\rAT+CSQ\\rAT+COPS?\\r"
+    + receivingSetUp
+
+/// Start-up while an alert waits: the store is listed once the alert is out.
+let startupBeforeListing = String(startupTranscript.dropLast("AT+CMGL=4\\r".count))
+
+func startupAndSend(_ send: String) -> String { startupBeforeListing + send + "AT+CMGL=4\\r" }
+
+/// What start-up writes after the status queries: the service centre, then what receiving needs,
+/// then the listing of the SIM's store.
+let receivingSetUp = "AT+CSCA?\\rAT+CSMS?\\rAT+CPMS=\"SM\",\"SM\",\"SM\"\\rAT+CNMI=2,1,0,1,0\\rAT+CMGL=4\\r"
 
 /// The bytes of one attempt at a message: PDU mode, then each part after its prompt.
 func sendTranscript(_ pdus: [SMSSubmitPDU], pduMode: Bool = true) -> String {
@@ -203,7 +225,7 @@ func sendTranscript(_ pdus: [SMSSubmitPDU], pduMode: Bool = true) -> String {
 }
 
 func pdus(_ alert: AlertSlot, reference: UInt16) -> [SMSSubmitPDU] {
-    try! SMSPDU.encode(alert.message, to: alert.number, reference: reference)
+    try! SMSPDU.encode(alert.message, to: alert.number, reference: reference, options: SMSSubmitOptions(statusReport: true))
 }
 
 /// The checks every scenario ends with: the simulated modem saw nothing wrong, every prompt

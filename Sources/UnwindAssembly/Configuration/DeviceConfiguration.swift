@@ -22,7 +22,10 @@ public struct DeviceConfiguration: Sendable {
     /// The counselling service's website, shown as a QR code (spec 5.3).
     public var counsellingWebsite = CounsellingLine.sfuWebsite
     /// A PANIC counts as able to go out only with at least this signal (`+CSQ` rssi 0…31).
-    public var readinessSignalFloor = 5
+    public var readinessSignalFloor: Int {
+        get { modem.modem.readinessSignalFloor }
+        set { modem.modem.readinessSignalFloor = newValue }
+    }
     /// The grounding camera's command, `{path}` standing for the photo to write; nil: no camera.
     public var captureCommand: String?
 

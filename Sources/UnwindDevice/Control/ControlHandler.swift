@@ -309,7 +309,7 @@ extension DeviceLoop: ControlHandling {
                                      attempts: msg.attempts, lastProblem: msg.lastProblem?.description)
             }
         }
-        let pending = messages.filter { !["sent", "cancelled"].contains($0.state) && !$0.state.hasPrefix("failed") }.count
+        let pending = messages.filter { !["sent", "delivered", "cancelled"].contains($0.state) && !$0.state.hasPrefix("failed") }.count
         let failed = messages.filter { $0.state.hasPrefix("failed") }.count
         var report = StatusReport(
             pid: getpid(), startedAt: control?.startedAt.secondsSinceEpoch ?? 0, now: now.wall.secondsSinceEpoch,
@@ -384,6 +384,7 @@ extension DeviceLoop: ControlHandling {
         case .queued: "queued"
         case .sending: "sending"
         case .sent: "sent"
+        case .delivered: "delivered"
         case .retrying(let p, _): "retrying (\(p))"
         case .failed(let p): "failed (\(p))"
         case .cancelled: "cancelled"

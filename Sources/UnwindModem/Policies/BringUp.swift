@@ -7,9 +7,11 @@ import UnwindCore
 /// AT+CFUN=1,1 after several modem errors in a row.
 ///
 /// Start-up: ESC + CR (a stuck prompt), `AT` until OK, ATE0, AT+CMEE=1, AT+CPIN?, AT+CMGF=0,
-/// AT+CREG? / AT+CGREG? / AT+CEREG?, AT+CSQ, AT+COPS? (and AT+CSCA? with a configured service
-/// centre). Optional commands that answer ERROR are skipped; any command that times out is
-/// followed by ESC, drain and `AT` before anything else is sent.
+/// AT+CREG? / AT+CGREG? / AT+CEREG?, AT+CSQ, AT+COPS?, AT+CSCA?, then what receiving needs:
+/// AT+CSMS? (must +CDS be acknowledged), AT+CPMS="SM","SM","SM" (one store for everything) and
+/// AT+CNMI (status reports inline, else stored, else none: see `MessageIndications`). Optional
+/// commands that answer ERROR are skipped; any command that times out is followed by ESC, drain
+/// and `AT` before anything else is sent.
 struct BringUp {
     enum Stage: Equatable { case syncing, initializing, ready, resetting }
     enum Job: Equatable { case sync, step, restart }
@@ -26,7 +28,14 @@ struct BringUp {
     /// The full start-up after the line answers `AT`.
     static let startup: [ATCommand] = [
         .echoOff, .numericErrors, .pinStatus, .pduMode,
-        .registration(.cs), .registration(.ps), .registration(.eps), .signalQuality, .operatorName,
+        .registration(.cs), .registration(.ps), .registration(.eps), .signalQuality, .operatorName, .serviceCentreQuery,
+        .messageService, .messageStorage, .messageIndications(.inlineReports),
+    ]
+
+    /// The self-test's checks: nothing is set, nothing is sent.
+    static let checks: [ATCommand] = [
+        .attention, .pinStatus, .registration(.cs), .registration(.ps), .registration(.eps), .signalQuality, .operatorName,
+        .serviceCentreQuery,
     ]
 
     static let pinRefusedState = SIMState.locked("the SIM refused the configured PIN (modem.sim_pin); not tried again, so the SIM does not lock")
@@ -51,6 +60,8 @@ struct BringUp {
     /// AT answers during such a resynchronisation that came with someone else's lines.
     var contaminatedSyncs = 0
     var restartRequested = false
+    /// The start-up steps ran (not just a resynchronisation): the store is listed once ready.
+    private var listStoreWhenReady = false
 
     init(configuration: ModemConfiguration, portName: String, logger: Logger) {
         self.configuration = configuration
@@ -61,9 +72,7 @@ struct BringUp {
     /// Every (re)initialisation asserts what the panic path needs, so a modem someone changed
     /// by hand heals itself: no echo, numeric errors, PDU mode, automatic operator selection
     /// (read with AT+COPS?), and the configured service centre (AT+CSCA?).
-    var startupSteps: [ATCommand] {
-        Self.startup + (configuration.serviceCentre == nil ? [] : [.serviceCentreQuery])
-    }
+    var startupSteps: [ATCommand] { Self.startup }
 
     /// Set-up waits for the SIM: a technician may still ask the modem meanwhile.
     var isWaitingForSIM: Bool { stage == .initializing && waitUntil != nil }
@@ -107,6 +116,7 @@ struct BringUp {
         if fullInit {
             steps = startupSteps
             pinEntered = false
+            listStoreWhenReady = true
         }
         ctx.status.link = .starting
         ctx.requests.append(.escape(carriageReturn: true))
@@ -131,6 +141,7 @@ struct BringUp {
     mutating func checkSIMAgain(_ ctx: inout PolicyContext) {
         steps = [.pinStatus, .pduMode, .registration(.cs), .registration(.ps), .registration(.eps)]
         stage = .initializing
+        listStoreWhenReady = true  // perhaps another SIM, with its own store
         ctx.status.link = .starting
     }
 
@@ -250,7 +261,33 @@ struct BringUp {
         case .signalQuality, .operatorName:
             refresh.read(command, r, &ctx)
         case .serviceCentreQuery:
-            refresh.checkServiceCentre(r)
+            refresh.checkServiceCentre(r, &ctx)
+        case .messageService:
+            ctx.status.messageService = r.value("+CSMS:").flatMap { splitFields($0).first }.flatMap { Int($0) }
+        case .messageStorage:
+            if r.outcome.isOK {
+                ctx.messageStoreName = "SM"
+                StatusRefresh.readStore(r, &ctx)
+            } else {
+                ctx.messageStoreName = nil
+                logger.notice("the modem refused AT+CPMS=\"SM\",\"SM\",\"SM\" (\(r.outcome)); its own message store is used")
+            }
+        case .messageIndications(let m):
+            if r.outcome.isOK {
+                ctx.status.statusReports = m.routing
+                if !m.routing.reportsArrive { logger.warning("status reports: \(m.routing)") }
+            } else if !timedOut {
+                steps.removeFirst()
+                if let next = m.fallback {
+                    logger.notice("AT+CNMI=\(m.parameters) refused (\(r.outcome)); trying AT+CNMI=\(next.parameters)")
+                    steps.insert(.messageIndications(next), at: 0)
+                } else {
+                    ctx.status.statusReports = .unavailable("the modem refused every AT+CNMI setting; replies are collected by listing the SIM")
+                    logger.warning("status reports: \(ctx.status.statusReports)")
+                }
+                if steps.isEmpty { becomeReady(&ctx, &refresh) }
+                return
+            }
         default:
             break  // ATE0, AT+CMEE=1: optional
         }
@@ -315,6 +352,10 @@ struct BringUp {
             ctx.status.lastProblem = nil
         }
         refresh.modemReady(&ctx)
+        if listStoreWhenReady {
+            listStoreWhenReady = false
+            ctx.requests.append(.modemReady)
+        }
         let s = ctx.status
         let op = s.operatorName.map { ", \($0)" } ?? ""
         logger.notice("modem ready: SIM \(s.sim), \(s.registrationSummary), signal \(s.signal?.description ?? "unknown")\(op)")

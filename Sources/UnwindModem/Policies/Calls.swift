@@ -1,8 +1,11 @@
 import UnwindCore
 
-/// The counselling call: ATD when the modem is ready (failing visibly if it is not ready in
-/// time), ATH to hang up, and the call's end however it comes — NO CARRIER, the modem
-/// restarting, the line lost.
+/// Calls — the counselling line, and the escalation ladder ringing one contact after another:
+/// ATD when the modem is ready (failing visibly if it is not ready in time), ATH to hang up, and
+/// the call's end however it comes — BUSY or an error answering ATD, NO ANSWER / NO CARRIER
+/// later, the modem restarting, the line lost. A dial asked for while the previous call is
+/// still being hung up goes as soon as it is over (the ladder hangs up and dials the next
+/// contact in one breath).
 struct Calls {
     enum Job: Equatable { case dial, hangUp }
     enum Request: Equatable { case dial(PhoneNumber, since: Instant), hangUp }
@@ -11,6 +14,8 @@ struct Calls {
     private(set) var state: CallState = .idle
     /// Asked for and not yet on the line.
     private(set) var request: Request?
+    /// The next dial, waiting for the hang-up under way.
+    private(set) var following: (number: PhoneNumber, since: Instant)?
 
     init(timeouts: ModemTimeouts) { self.timeouts = timeouts }
 
@@ -21,9 +26,21 @@ struct Calls {
     }
 
     mutating func dial(_ number: PhoneNumber, at instant: Instant, _ ctx: inout PolicyContext) {
-        guard !state.isInCall else { return }
+        if state == .hangingUp {
+            following = (number, instant)
+            return
+        }
+        guard !state.isInCall else { return }  // one call at a time: hang up first
         request = .dial(number, since: instant)
         set(.dialling(number), &ctx)
+    }
+
+    /// The previous call is over: the dial that waited for it goes now.
+    private mutating func dialFollowing(_ ctx: inout PolicyContext) {
+        guard let f = following else { return }
+        following = nil
+        request = .dial(f.number, since: f.since)
+        set(.dialling(f.number), &ctx)
     }
 
     /// `dialInFlight`: ATD is on the line (then ATH follows it; otherwise the dial is dropped).
@@ -35,6 +52,8 @@ struct Calls {
         case .dialling, .active:
             request = .hangUp
             set(.hangingUp, &ctx)
+        case .hangingUp:
+            following = nil  // a hang-up asked for again drops the dial that waited for it
         default:
             break
         }
@@ -66,7 +85,23 @@ struct Calls {
 
     private mutating func dialCompleted(_ r: ATResponse, _ ctx: inout PolicyContext) {
         guard case .dialling(let n) = state else {
-            if state == .hangingUp, r.outcome.isOK { request = .hangUp }
+            guard state == .hangingUp else { return }
+            switch r.outcome {
+            case .ok:
+                request = .hangUp
+            case .callEnded(let why):
+                // It ended before the ATH could go: nothing left to hang up.
+                request = nil
+                set(.ended(why), &ctx)
+                dialFollowing(&ctx)
+            case .timedOut:
+                request = .hangUp
+                ctx.requests.append(.resynchronise(afterSubmit: false))
+            default:
+                request = nil
+                set(.ended("the modem refused the call (\(r.outcome))"), &ctx)
+                dialFollowing(&ctx)
+            }
             return
         }
         switch r.outcome {
@@ -81,12 +116,14 @@ struct Calls {
     }
 
     private mutating func hangUpCompleted(_ r: ATResponse, _ ctx: inout PolicyContext) {
+        guard state == .hangingUp else { return }  // the call ended on its own meanwhile
         if r.outcome.isOK || r.outcome == .abandoned {
             set(.ended("hung up"), &ctx)
         } else {
             set(.failed("could not hang up (\(r.outcome))"), &ctx)
             if case .timedOut = r.outcome { ctx.requests.append(.resynchronise(afterSubmit: false)) }
         }
+        dialFollowing(&ctx)
     }
 
     /// NO CARRIER and friends, a modem restart, a line lost: a call on is over.
@@ -94,6 +131,7 @@ struct Calls {
         if state.isInCall {
             request = nil
             set(.ended(why), &ctx)
+            dialFollowing(&ctx)
         }
     }
 

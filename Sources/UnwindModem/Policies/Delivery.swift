@@ -69,7 +69,7 @@ struct Delivery {
         var t = Tracked(entry: entry, pdus: [], state: .queued, nextAttempt: instant, journaled: journaled)
         do {
             t.pdus = try SMSPDU.encode(entry.alert.message, to: entry.alert.number, reference: entry.reference,
-                                       options: SMSSubmitOptions(validity: configuration.validity))
+                                       options: SMSSubmitOptions(validity: configuration.validity, statusReport: true))
         } catch {
             t.state = .failed(.rejected(code: 0))
         }
@@ -108,6 +108,9 @@ struct Delivery {
     }
 
     var messages: [MessageStatus] { tracked.map(statusOf) + finished }
+
+    /// A message still being sent.
+    func trackedStatus(_ id: MessageID) -> MessageStatus? { index(id).map { statusOf(tracked[$0]) } }
 
     func message(_ id: MessageID) -> MessageStatus? {
         if let k = index(id) { return statusOf(tracked[k]) }
@@ -258,11 +261,17 @@ struct Delivery {
         modemErrorStreak = 0
         tracked[k].streak = 0
         tracked[k].entry.partsSent = max(tracked[k].entry.partsSent, part)
+        // The reference its status report will name (a part sent again takes the new one).
+        if tracked[k].entry.references.count != tracked[k].pdus.count {
+            tracked[k].entry.references = Array(tracked[k].entry.references.prefix(tracked[k].pdus.count))
+            tracked[k].entry.references += Array(repeating: nil, count: tracked[k].pdus.count - tracked[k].entry.references.count)
+        }
+        if (1...tracked[k].pdus.count).contains(part) { tracked[k].entry.references[part - 1] = reference }
         let t = tracked[k]
         logger.notice("\(t.entry.id): part \(part)/\(t.pdus.count) to \(t.entry.alert.number.text) accepted (+CMGS: \(reference))")
         if t.entry.partsSent >= t.pdus.count {
-            ctx.requests.append(.journal(.sent(t.entry.id)))
             tracked[k].state = .sent(at: ctx.wall)
+            ctx.requests.append(.accepted(tracked[k].entry, statusOf(tracked[k])))
             remember(statusOf(tracked[k]))
             tracked.remove(at: k)
             ctx.events.append(.messageSent(t.entry.id))
@@ -329,6 +338,6 @@ struct Delivery {
     private func statusOf(_ t: Tracked) -> MessageStatus {
         MessageStatus(id: t.entry.id, slot: t.entry.slot, contactName: t.entry.alert.name, number: t.entry.alert.number,
                       state: t.state, attempts: t.entry.attempts, partsSent: t.entry.partsSent, parts: t.pdus.count,
-                      lastProblem: t.lastProblem, journaled: t.journaled)
+                      lastProblem: t.lastProblem, journaled: t.journaled, purpose: t.entry.purpose)
     }
 }

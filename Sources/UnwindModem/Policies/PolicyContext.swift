@@ -13,6 +13,8 @@ struct PolicyContext {
     var events: [ModemEvent] = []
     var requests: [ModemRequest] = []
     var random: AnyRandom
+    /// The store AT+CPMS set for reading (nil: it refused, so the modem's own is used).
+    var messageStoreName: String?
 
     /// A problem with the modem itself, logged once until it changes.
     mutating func noteProblem(_ problem: String, _ logger: Logger) {
@@ -43,13 +45,23 @@ enum ModemRequest: Equatable {
     case statusAnswer(ATCommand, ATResponse)
     /// The outbox journal.
     case journal(JournalChange)
+    /// Every part of a message got `+CMGS`: status reports take it from here.
+    case accepted(OutboxEntry, MessageStatus)
+    /// A message or status report read from the modem (`index`: where it is stored, nil for one
+    /// that came inline): on the card, or applied to the outbox, before it may be deleted.
+    case incoming(IncomingTPDU, index: StoreIndex?)
+    /// A PDU that could not be read: kept for the maintainer before it may be deleted.
+    case unreadable(String, problem: String, index: StoreIndex?)
+    /// Bring-up is done: readiness and the store's first sweep follow.
+    case modemReady
 }
 
 /// A change to the outbox journal, asked for by delivery, written by the arbiter.
 enum JournalChange: Equatable {
     /// The entry as it stands (attempts, parts sent, history).
     case save(OutboxEntry)
-    /// Every part got `+CMGS`: gone from the journal.
+    /// Settled (sent with no reports to wait for, delivered, failed by a report, or waited
+    /// for long enough): gone from the journal.
     case sent(MessageID)
     /// Cancelled by the person or the maintainer.
     case cancelled(MessageID)

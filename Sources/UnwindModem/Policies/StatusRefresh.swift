@@ -145,8 +145,21 @@ struct StatusRefresh {
             registrationChanged(&ctx)
         case .signalQuality, .operatorName:
             read(command, r, &ctx)
+        case .serviceCentreQuery where r.outcome.isOK:
+            let current = r.value("+CSCA:").flatMap { splitFields($0).first?.unquoted }
+            let digits = current.map { $0.filter(\.isASCII).filter(\.isNumber).count } ?? 0
+            ctx.status.serviceCentreKnown = digits >= 3 || configuration.serviceCentre != nil
+            ctx.statusChanged()
         default:
             break
+        }
+    }
+
+    /// `+CPMS: <used1>,<total1>,…`: how full the store reads from is.
+    static func readStore(_ r: ATResponse, _ ctx: inout PolicyContext) {
+        let f = r.value("+CPMS:").map(splitFields) ?? []
+        if f.count >= 2, let used = Int(f[0]), let total = Int(f[1]), used >= 0, total >= 0 {
+            ctx.status.messageStore = (used, total)
         }
     }
 
@@ -174,9 +187,13 @@ struct StatusRefresh {
     }
 
     /// `+CSCA: "<number>",<type>` against the configured centre; a different one is replaced.
-    mutating func checkServiceCentre(_ r: ATResponse) {
-        guard let wanted = configuration.serviceCentre else { return }
+    mutating func checkServiceCentre(_ r: ATResponse, _ ctx: inout PolicyContext) {
         let current = r.value("+CSCA:").flatMap { splitFields($0).first?.unquoted }
+        if r.outcome.isOK {
+            let digits = current.map { $0.filter(\.isASCII).filter(\.isNumber).count } ?? 0
+            ctx.status.serviceCentreKnown = digits >= 3 || configuration.serviceCentre != nil
+        }
+        guard let wanted = configuration.serviceCentre else { return }
         if current != wanted.text {
             serviceCentreRequested = true
             logger.warning("the SIM's service centre is \(current.map { "\"\($0)\"" } ?? "unknown"); setting \(wanted.text) from the configuration")
