@@ -142,7 +142,10 @@ import Testing
         press(.down(.panic), hm(8, 1))
         tick(hm(8, 1) + 1.5)
         #expect(sent.map(\.purpose) == [.panic, .panic])
-        #expect(core.state.checkIn.showing)
+        // The alerts' status is on screen, not the prompt: the PANIC answered today's check-in.
+        #expect(!core.state.checkIn.showing)
+        #expect(core.state.overlay == .alertStatus)
+        #expect(saves.contains { $0.1 == "2026-11-22 alerted\n" })
     }
 
     @Test(arguments: [

@@ -158,8 +158,10 @@ extension DeviceCore {
     private mutating func considerMonthlyTest(at now: Moment, effects: inout [Effect]) {
         guard settings.panic.monthlyTest, state.reminders.clockTrusted, !state.breathing.isRunning,
               state.panic.armingSince == nil, state.panic.sendingAt == nil else { return }
-        if let last = state.panic.readiness.lastTest, now.wall.secondsSinceEpoch - last.at.secondsSinceEpoch < Self.monthlyTestInterval {
-            return
+        // A record from the future (a clock that was wrong when it was written) does not count.
+        if let last = state.panic.readiness.lastTest {
+            let elapsed = now.wall.secondsSinceEpoch - last.at.secondsSinceEpoch
+            if elapsed >= 0 && elapsed < Self.monthlyTestInterval { return }
         }
         var cache = state.display.localClock
         let hour = cache.secondOfDay(now.wall, in: settings.timeZone) / 3600

@@ -31,6 +31,8 @@ public struct CheckInSettings: Equatable, Sendable {
 
 public enum CheckInOutcome: String, Equatable, Sendable {
     case confirmed, missed
+    /// The person pressed PANIC that day while the check-in was asked: help was already sent.
+    case alerted
 }
 
 /// The last day settled, as `checkIn.txt` keeps it.
@@ -60,8 +62,8 @@ public struct CheckInState: Equatable, Sendable {
     public init() {}
 }
 
-/// `checkIn.txt`: one line, `<YYYY-MM-DD> <confirmed|missed>` — the last local day the person
-/// confirmed, or the last one help was sent for.
+/// `checkIn.txt`: one line, `<YYYY-MM-DD> <confirmed|missed|alerted>` — the last local day the
+/// person confirmed, the last one help was sent for, or one the person's own PANIC answered.
 public enum CheckInFile {
     public static let name = "checkIn.txt"
     static let maximumBytes = 256
@@ -90,7 +92,7 @@ public enum CheckInFile {
         if lines.count > 1 { throw .malformed("more than one line") }
         let f = line.split(separator: " ", omittingEmptySubsequences: false)
         guard f.count == 2, let day = CivilDate.day(ofText: f[0]) else {
-            throw .malformed("expected '<YYYY-MM-DD> <confirmed|missed>'")
+            throw .malformed("expected '<YYYY-MM-DD> <confirmed|missed|alerted>'")
         }
         guard let outcome = CheckInOutcome(rawValue: String(f[1])) else {
             throw .malformed("unknown outcome \(String(reflecting: String(f[1])))")
@@ -161,7 +163,13 @@ extension DeviceCore {
     mutating func tickCheckIn(at now: Moment, effects: inout [Effect]) {
         let c = settings.checkIn
         guard let deadline = c.deadline, state.reminders.clockTrusted else {
-            state.checkIn.showing = false
+            // Without a clock to trust nothing is asked, and nothing half-asked is kept: when the
+            // clock is trusted again the prompt and its grace period start afresh.
+            if state.checkIn.showing || state.checkIn.pendingDay != nil {
+                let last = state.checkIn.last
+                state.checkIn = CheckInState()
+                state.checkIn.last = last
+            }
             return
         }
         // Reminding already: the grace period runs out whatever the day is now (a deadline of
@@ -176,7 +184,9 @@ extension DeviceCore {
         var cache = state.display.localClock
         let second = Int64(cache.secondOfDay(now.wall, in: settings.timeZone))
         let today = cache.localDay(now.wall, in: settings.timeZone)
-        if let last = state.checkIn.last, last.day >= today { return }
+        // Only today's record settles today: one from the future (a clock that was wrong, a
+        // restored backup) must not switch the check-in off for good.
+        if let last = state.checkIn.last, last.day == today { return }
         let due = now.wall.secondsSinceEpoch - second + Int64(deadline) * 60
         let early = due - c.early.nanoseconds / 1_000_000_000
         guard now.wall.secondsSinceEpoch >= early, !state.breathing.isRunning else { return }
@@ -220,6 +230,18 @@ extension DeviceCore {
         effects.append(.cancelMotor)
         // One short tick: "got it".
         pulses(at: now.instant, count: 1, on: .milliseconds(60), off: .zero, effects: &effects)
+    }
+
+    /// PANIC went while the check-in was asked (or due): today is answered, and the prompt goes.
+    mutating func settleCheckInByPanic(at now: Moment, effects: inout [Effect]) {
+        guard settings.checkIn.deadline != nil, state.checkIn.showing || state.checkIn.sendsAt != nil else { return }
+        var cache = state.display.localClock
+        let day = state.checkIn.pendingDay ?? cache.localDay(now.wall, in: settings.timeZone)
+        let record = CheckInRecord(day: day, outcome: .alerted)
+        state.checkIn = CheckInState()
+        state.checkIn.last = record
+        effects.append(.save(.checkIn, CheckInFile.format(record)))
+        effects.append(.log("check-in: the person pressed PANIC; today's check-in is answered by it"))
     }
 
     private mutating func missedCheckIn(at now: Moment, effects: inout [Effect]) {

@@ -89,6 +89,8 @@ public struct Aftercare: Equatable, Sendable {
     public internal(set) var allClear: [AlertProgress] = []
     /// The confirmation step of "I'm OK now" is on screen.
     public internal(set) var confirmingAllClear = false
+    /// "I'm OK now" was confirmed: every alert that still turns out to have gone gets it too.
+    public internal(set) var allClearSent = false
     /// Slots whose "delivered" the motor already told.
     var deliveredTold: UInt8 = 0
 
@@ -135,9 +137,9 @@ extension DeviceCore {
         if p.escalateAfter > .zero && p.callRounds > 0 {
             a.escalation = .waiting(until: now.instant + p.escalateAfter)
         }
+        // A reply still on screen from before these alerts stays there, but does not count as
+        // an answer to them: only a reply after the alerts says that someone heard.
         state.panic.aftercare = a
-        // A contact who answered a moment ago (a reply still on screen) counts as having heard.
-        for r in a.replies { markAcknowledged(slot: r.slot) }
     }
 
     private mutating func markAcknowledged(slot: Int) {
@@ -172,8 +174,12 @@ extension DeviceCore {
 
     /// The slot whose contact sent from `sender`, in any of the forms a network gives a number.
     func contactSlot(sending sender: String) -> Int? {
+        var known: [String] = []
+        for s in state.panic.slots { if case .ready(let a) = s, a.number.isInternational { known.append(a.number.digits) } }
+        let line = state.panic.counselling.dialNumber
+        if line.isInternational { known.append(line.digits) }
         for (i, s) in state.panic.slots.enumerated() {
-            if case .ready(let a) = s, a.number.isSameNumber(asSender: sender) { return i }
+            if case .ready(let a) = s, a.number.isSameNumber(asSender: sender, known: known) { return i }
         }
         return nil
     }
@@ -238,6 +244,16 @@ extension DeviceCore {
         }
     }
 
+    /// The person dials the counselling line: a ladder's call in progress is hung up, and the
+    /// ladder goes on after their call (`ringNext` waits while it is up).
+    mutating func pauseEscalationForCall(at now: Moment, effects: inout [Effect]) {
+        guard case .ringing(let slot, _) = state.panic.aftercare.escalation else { return }
+        effects.append(.hangUp)
+        // That contact was not really rung: they are rung again after the person's call.
+        state.panic.aftercare.toRing.insert(slot, at: 0)
+        state.panic.aftercare.escalation = .between(next: now.instant + Self.callGap)
+    }
+
     mutating func endEscalation(_ why: EscalationEnd, at now: Moment, effects: inout [Effect]) {
         guard state.panic.aftercare.escalation.isActive else { return }
         if case .ringing = state.panic.aftercare.escalation { effects.append(.hangUp) }
@@ -273,6 +289,7 @@ extension DeviceCore {
     /// cancelled (nobody worried who was not told), the calls stopped.
     mutating func sendAllClear(at now: Moment, effects: inout [Effect]) {
         state.panic.aftercare.confirmingAllClear = false
+        state.panic.aftercare.allClearSent = true
         endEscalation(.allClear, at: now, effects: &effects)
         let unsent = state.panic.progress.filter { !$0.delivery.isFinished }.map(\.slot)
         if !unsent.isEmpty { effects.append(.cancelAlerts(unsent)) }
@@ -296,7 +313,7 @@ extension DeviceCore {
     /// An alert reached a contact after "I'm OK now" went (it was already on the wire when the
     /// person cancelled): that contact gets the follow-up too.
     mutating func allClearCatchUp(slot: Int, at now: Moment, effects: inout [Effect]) {
-        guard !state.panic.aftercare.allClear.isEmpty,
+        guard state.panic.aftercare.allClearSent,
               !state.panic.aftercare.allClear.contains(where: { $0.slot == slot }),
               let p = state.panic.progress.first(where: { $0.slot == slot }),
               let request = allClearRequest(for: p) else { return }
@@ -330,7 +347,14 @@ extension PhoneNumber {
     /// `+17785551234`, `17785551234`, `0017785551234` or national `7785551234` / `07785551234`;
     /// a national form matches the international one when it is its ending (at least 7
     /// digits) and what is left over is a country code (1 to 3 digits).
-    public func isSameNumber(asSender sender: String) -> Bool {
+    ///
+    /// `known`: the digits of the international numbers the device has (the contacts stored with
+    /// "+", the counselling line). When there are some, a national form matches only under a
+    /// country code one of them starts with: a stranger abroad whose number ends in a national
+    /// contact's digits (`+44 604 555 7654` for a contact stored as `604 555 7654` next to
+    /// `+1…` numbers) is not taken for the contact. With none, the country cannot be known and
+    /// any 1–3 digit code is accepted.
+    public func isSameNumber(asSender sender: String, known: [String] = []) -> Bool {
         var plus = false
         var digits: [UInt8] = []
         for (i, b) in sender.utf8.enumerated() {
@@ -351,9 +375,12 @@ extension PhoneNumber {
         if a.digits == b.digits { return true }
         // One side national, the other international (or a country code written without "+").
         func nationalCore(_ d: [UInt8]) -> [UInt8] { d.first == 0x30 ? Array(d.dropFirst()) : d }
+        let homes = known.map { Array($0.utf8) }
         func ends(_ long: [UInt8], with short: [UInt8]) -> Bool {
             let extra = long.count - short.count
-            return short.count >= 7 && (1...3).contains(extra) && Array(long.suffix(short.count)) == short
+            guard short.count >= 7, (1...3).contains(extra), Array(long.suffix(short.count)) == short else { return false }
+            let code = Array(long.prefix(extra))
+            return homes.isEmpty || homes.contains { $0.starts(with: code) }
         }
         let na = nationalCore(a.digits), nb = nationalCore(b.digits)
         if !a.international && ends(b.digits, with: na) { return true }

@@ -297,6 +297,9 @@ extension DeviceCore {
         state.overlay = .alertStatus
         effects.append(.sendAlerts(requests))
         beginAftercare(purpose, at: now, effects: &effects)
+        // The person asked for help themselves: today's check-in is answered by that (the prompt
+        // would hide whether the alerts went out, and its next press would mean the check-in).
+        if purpose == .panic { settleCheckInByPanic(at: now, effects: &effects) }
         // "Sending": one long, steady buzz, unlike anything else the device does.
         pulses(at: now.instant, count: 1, on: .milliseconds(600), off: .zero, effects: &effects)
     }
@@ -325,8 +328,9 @@ extension DeviceCore {
                     state.panic.callActive = false
                     effects.append(.hangUp)
                 } else {
-                    // The person calls for help themselves: the ladder's call (if ringing) ends first.
-                    if state.panic.aftercare.escalation.isActive { endEscalation(.stopped, at: now, effects: &effects) }
+                    // The person calls for help themselves: the ladder's call (if ringing) ends
+                    // first, and the ladder waits for the end of theirs (it may go unanswered).
+                    pauseEscalationForCall(at: now, effects: &effects)
                     state.panic.callActive = true
                     effects.append(.dial(state.panic.counselling.dialNumber))
                 }
@@ -387,7 +391,7 @@ extension DeviceCore {
             }
         case .long(.select):
             swallowPress(.select)
-            if state.panic.aftercare.allClear.isEmpty && state.panic.aftercare.purpose != nil {
+            if !state.panic.aftercare.allClearSent && state.panic.aftercare.purpose != nil {
                 state.panic.aftercare.confirmingAllClear = true
             }
         case .down(.right) where state.panic.aftercare.escalation.isActive:

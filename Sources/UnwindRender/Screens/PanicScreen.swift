@@ -131,7 +131,7 @@ enum PanicScreen {
             fb.text(p.counselling.displayNumber, font: .small, x: x, y: 57, .off, maxCharacters: (fb.width - x) / 4)
         } else if a.escalation.isActive, a.ringing != nil || { if case .between = a.escalation { true } else { false } }() {
             fb.text("Calling. RIGHT stops calls", font: .small, x: 1, y: 57, .off)
-        } else if a.allClear.isEmpty && a.purpose != nil {
+        } else if !a.allClearSent && a.purpose != nil {
             fb.text("SEL: breathe  hold: I'm OK", font: .small, x: 1, y: 57, .off)
         } else {
             fb.text("SELECT: breathe  other: OK", font: .small, x: 1, y: 57, .off)
