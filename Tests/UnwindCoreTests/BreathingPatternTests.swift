@@ -118,10 +118,13 @@ import Testing
         #expect(edges.first == MotorEdge(at: .seconds(1), on: true))
         #expect(edges.last!.at <= .seconds(1.3) - HapticStyle.separation)
         #expect(edges.count == 4)
-        // Softened: half the pulses (rounded up), 60 % as long.
+        // Softened: as many pulses, 60 % as long; the holds silent.
         edges = []
         h.edges(phase: .topUp, at: .zero, until: .seconds(5), softened: true, into: &edges)
-        #expect(edges.map(\.at) == [Instant.zero, .seconds(0.036), .seconds(0.136), .seconds(0.172)])
+        #expect(edges.map(\.at) == [Instant.zero, .seconds(0.036), .seconds(0.136), .seconds(0.172), .seconds(0.272), .seconds(0.308)])
+        edges = []
+        h.edges(phase: .holdAfterInhale, at: .zero, until: .seconds(5), softened: true, into: &edges)
+        #expect(edges.isEmpty)
         edges = []
         h.edges(phase: .exhale, at: .zero, until: .seconds(5), softened: true, into: &edges)
         #expect(edges.map(\.at) == [Instant.zero, .seconds(0.24)])

@@ -147,5 +147,17 @@ public enum BreathingConfiguration {
         h.hold = pulses("haptics.hold", h.hold, holdKeys.first)
         h.topUp = pulses("haptics.top_up", h.topUp, nil)
         if let why = h.problem { r.problem("haptics", why) } else { settings.haptics = h }
+        // Set one by one, two phases must not feel the same: telling them apart with eyes closed
+        // is what the pulses are for. (The older keys keep their old meaning, where a breath and
+        // a hold could be given the same pulses on purpose.)
+        let given: [(String, [Duration])] = [("inhale", h.inhale), ("exhale", h.exhale), ("hold", h.hold), ("top_up", h.topUp)]
+            .filter { r.optionalString("haptics." + $0.0) != nil }
+        let all: [(String, [Duration])] = [("inhale", h.inhale), ("exhale", h.exhale), ("hold", h.hold), ("top_up", h.topUp)]
+        for (name, list) in given {
+            if let twin = all.first(where: { $0.0 != name && $0.1 == list && !list.isEmpty }) {
+                r.problem("haptics." + name, "the same pulses as \(twin.0): with eyes closed the two phases could not be told apart")
+                break
+            }
+        }
     }
 }

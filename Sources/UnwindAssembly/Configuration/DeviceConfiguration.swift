@@ -179,6 +179,13 @@ extension DeviceConfiguration {
 
     /// What follows the alerts (escalation calls, "I'm OK now", the tests) and the daily check-in.
     static func parseHelp(_ r: ConfigReader, into c: inout DeviceConfiguration) {
+        // `checkin: "09:00"` or `checkin: on` would otherwise be quietly ignored, and the
+        // maintainer would believe the check-in is on.
+        for (section, example) in [("panic", "hold_ms: 1500"), ("checkin", "time: \"09:00\"")] {
+            if let given = r.valueInsteadOfSection(section) {
+                r.problem(section, "expected keys under it (\(example) …), not \(String(reflecting: given))")
+            }
+        }
         func message(_ key: String, default d: String) -> String {
             let text = r.string(key, default: d)
             if text.allSatisfy(\.isWhitespace) {

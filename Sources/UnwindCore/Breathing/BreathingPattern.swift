@@ -127,6 +127,12 @@ public struct BreathingPattern: Equatable, Sendable {
             if r.over < .seconds(10) || r.over > PaceRamp.longest || r.over.nanoseconds % 1_000_000_000 != 0 {
                 return "a slowing pace lasts 10 to \(PaceRamp.longest.wholeSeconds) whole seconds"
             }
+            // The first breaths are shorter by own/from: the shortest phase must still be one a
+            // person can follow (and long enough for its pulses).
+            let shortest = BreathingPhase.breathOrder.map { length(of: $0) }.filter { $0 > .zero }.min() ?? inhale
+            if shortest.nanoseconds / 1_000_000 * Int64(own) / Int64(r.fromTenths) < 500 {
+                return "starting at \(Self.tenths(r.fromTenths)) breaths a minute squeezes the shortest phase below 0.5 s; start slower"
+            }
         }
         return nil
     }

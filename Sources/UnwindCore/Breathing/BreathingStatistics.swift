@@ -183,7 +183,14 @@ public enum SessionHistoryFile {
     /// The well-formed lines of a file that does not parse.
     public static func salvage(_ bytes: [UInt8]) -> [SessionRecord] {
         var out = [SessionRecord]()
-        for line in bytes.prefix(maximumSize).split(separator: UInt8(ascii: "\n")) {
+        // The newest sessions are at the end: an oversized file keeps its last bytes, from the
+        // first whole line among them.
+        var kept = bytes[...]
+        if bytes.count > maximumSize {
+            kept = bytes.suffix(maximumSize)
+            if let nl = kept.firstIndex(of: UInt8(ascii: "\n")) { kept = kept[(nl + 1)...] }
+        }
+        for line in kept.split(separator: UInt8(ascii: "\n")) {
             if let r = record(line) { out.append(r) }
         }
         return Array(out.suffix(capacity))

@@ -62,12 +62,14 @@ public struct HapticStyle: Equatable, Sendable {
 
     /// The edges of the pulses that mark `phase` starting at `t`, in order, none reaching `until`
     /// (less `separation`): a phase shortened by a fast pace cuts its own pulses, never the next
-    /// phase's. `softened`: fewer and shorter (half the pulses, rounded up, at 60 % length), for
-    /// the last minute of a timed session. Allocation-free.
+    /// phase's. `softened`: fewer and shorter, for the last minute of a timed session — the holds
+    /// fall silent and every other pulse is 60 % as long; the counts stay, so each phase is still
+    /// told apart with eyes closed (halving them made a breath in and a hold the same tap).
+    /// Allocation-free.
     public func forEachEdge(phaseAt t: Instant, phase: BreathingPhase, until: Instant, softened: Bool = false,
                             _ body: (MotorEdge) -> Void) {
         let list = pulses(for: phase)
-        let count = softened ? (list.count + 1) / 2 : list.count
+        let count = softened && (phase == .holdAfterInhale || phase == .holdAfterExhale) ? 0 : list.count
         let limit = until - Self.separation
         var on = t
         var i = 0
