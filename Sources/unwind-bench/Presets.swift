@@ -49,9 +49,12 @@ func measurePresets(frames: Int) throws {
     }
 }
 
-/// The daemon's loop on simulated time with `preset` chosen and a session running.
-func measureLoop(_ preset: BreathingPreset, frames: Int) throws -> (mean: Int64, allocations: Int, framesAllocating: Int, missed: Int) {
-    let dir = NSTemporaryDirectory() + "unwind-bench-\(getpid())-\(preset.name)"
+/// The daemon's loop on simulated time with a session running, assembled as the daemon is: its
+/// panic link, reminder alarm and control socket attached (the socket serviced every pass, with
+/// no client connected). `preset`: the pattern chosen (nil: the settings' own, box).
+func measureLoop(_ preset: BreathingPreset?, frames: Int)
+    throws -> (mean: Int64, allocations: Int, framesAllocating: Int, missed: Int, worstMotorLateness: Duration) {
+    let dir = NSTemporaryDirectory() + "unwind-bench-\(getpid())-\(preset?.name ?? "default")"
     defer { try? FileManager.default.removeItem(atPath: dir) }
     let time = SimulatedTime()
     let motor = SimulatedMotor(clock: time)
@@ -62,8 +65,11 @@ func measureLoop(_ preset: BreathingPreset, frames: Int) throws -> (mean: Int64,
     var logger = Logger(label: "unwind.bench")
     logger.logLevel = .warning
     let board = Board(clock: time, waiter: time, motor: motor, buttons: buttons, presenter: display, alarm: time)
-    var settings = DeviceSettings(pattern: preset.pattern)
-    settings.breathing.patternOverridesRemembered = true
+    var settings = DeviceSettings()
+    if let preset {
+        settings.pattern = preset.pattern
+        settings.breathing.patternOverridesRemembered = true
+    }
     let recipe = DeviceRecipe(stateDirectory: dir, settings: settings, socket: dir + "/control.sock", writeInBackground: false)
     let device = try DeviceAssembly(board: board, recipe: recipe, alerts: { _ in ScriptedAlertLink() }, logger: logger)
     defer { device.finish() }
@@ -85,5 +91,5 @@ func measureLoop(_ preset: BreathingPreset, frames: Int) throws -> (mean: Int64,
         if a > 0 && loop.statistics.framesRendered > before { framesWithAllocations += 1 }
     }
     let wall = monotonicNanoseconds() - start
-    return (wall / Int64(frames), allocations, framesWithAllocations, loop.statistics.framesMissed)
+    return (wall / Int64(frames), allocations, framesWithAllocations, loop.statistics.framesMissed, loop.statistics.worstMotorLateness)
 }

@@ -48,45 +48,11 @@ struct Bench: ParsableCommand {
         print("render allocations: \(renderAllocs) in \(frames) frames (\(String(format: "%.3f", Double(renderAllocs) / Double(frames))) per frame)")
 
         // 2. The whole loop on simulated time: buttons, core, motor, render, present.
-        let dir = NSTemporaryDirectory() + "unwind-bench-\(getpid())"
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let time = SimulatedTime()
-        let motor = SimulatedMotor(clock: time)
-        let buttons = SimulatedButtons(clock: time)
-        let display = SimulatedDisplay()
-        buttons.tap(.select, at: .zero)
-        time.nextEvent = { buttons.nextEdgeTime }
-        var logger = Logger(label: "unwind.bench")
-        logger.logLevel = .warning
-        // Assembled as the daemon is: with its panic link, reminder alarm and control socket
-        // attached (the socket serviced every pass, with no client connected).
-        let board = Board(clock: time, waiter: time, motor: motor, buttons: buttons, presenter: display, alarm: time)
-        let recipe = DeviceRecipe(stateDirectory: dir, settings: DeviceSettings(), socket: dir + "/control.sock",
-                                  writeInBackground: false)
-        let device = try DeviceAssembly(board: board, recipe: recipe, alerts: { _ in ScriptedAlertLink() }, logger: logger)
-        defer { device.finish() }
-        let loop = device.loop
-        while loop.statistics.framesRendered < 300 { loop.step() } // session running, caches warm
-        var framesWithAllocations = 0
-        var loopAllocs = 0
-        let first = loop.statistics.framesRendered
-        let wallStart = monotonicNanoseconds()
-        MallocInterposerSwift.initialize()
-        while loop.statistics.framesRendered < first + frames {
-            let before = loop.statistics.framesRendered
-            let a0 = MallocInterposerSwift.getStatistics().mallocCount
-            MallocInterposerSwift.hook()
-            loop.step()
-            MallocInterposerSwift.unhook()
-            let a = MallocInterposerSwift.getStatistics().mallocCount - a0
-            loopAllocs += a
-            if a > 0 && loop.statistics.framesRendered > before { framesWithAllocations += 1 }
-        }
-        let wall = monotonicNanoseconds() - wallStart
-        print("loop per frame (buttons, core, motor, render, present, alert link, alarm, control socket): mean \(us(wall / Int64(frames)))")
-        print("loop allocations: \(loopAllocs) in \(frames) frames; frames that allocated: \(framesWithAllocations)",
+        let loop = try measureLoop(nil, frames: frames)
+        print("loop per frame (buttons, core, motor, render, present, alert link, alarm, control socket): mean \(us(loop.mean))")
+        print("loop allocations: \(loop.allocations) in \(frames) frames; frames that allocated: \(loop.framesAllocating)",
               "(state-file checkpoints once a minute)")
-        print("missed frames: \(loop.statistics.framesMissed), worst motor lateness: \(loop.statistics.worstMotorLateness)")
+        print("missed frames: \(loop.missed), worst motor lateness: \(loop.worstMotorLateness)")
 
         // 3. The display bus: what the SSD1306 driver sends for these frames, against a driver
         // that sends every frame whole, at the Pi's default 100 kHz and at 400 kHz.
