@@ -18,20 +18,11 @@ public struct SMSAddress: Equatable, Hashable, Sendable, CustomStringConvertible
     /// The digits alone ("" for an alphanumeric sender).
     public var digits: String { kind == .alphanumeric ? "" : String(text.unicodeScalars.filter { ("0"..."9").contains($0) }) }
 
-    /// Whether this is the same subscriber as `number`: the digits equal, or the shorter (at
-    /// least six digits, national trunk zeros dropped) ends the longer — "+17787824615",
-    /// "17787824615" and "7787824615" are one phone. A status report is matched on this *and* the
-    /// message reference, so the loose form cannot credit the wrong message on its own.
+    /// Whether this is the same subscriber as `number`, in any form the network gives it — the
+    /// core's one rule (`PhoneNumber.isSameNumber(asSender:)`). A status report is matched on this
+    /// *and* the message reference.
     public func sameSubscriber(as number: PhoneNumber) -> Bool {
-        SMSAddress.sameSubscriber(digits, number.digits)
-    }
-
-    static func sameSubscriber(_ a: String, _ b: String) -> Bool {
-        if a.isEmpty || b.isEmpty { return false }
-        if a == b { return true }
-        let x = String(a.drop { $0 == "0" }), y = String(b.drop { $0 == "0" })
-        let (short, long) = x.count <= y.count ? (x, y) : (y, x)
-        return short.count >= 6 && long.hasSuffix(short)
+        kind != .alphanumeric && number.isSameNumber(asSender: text)
     }
 }
 

@@ -97,6 +97,17 @@ import Testing
         #expect(try PhoneNumber(stored).isSameNumber(asSender: sender) == matches)
     }
 
+    /// The one rule the screen and `unwind replies` share: with only national contacts, the
+    /// counselling line's "+1" says which country they are in.
+    @Test func theCounsellingLineSaysWhichCountryANationalContactIsIn() throws {
+        let slots: [AlertSlotState] = [.empty, .ready(try AlertSlot(name: "Sam", number: "6045557654", message: "Please come"))]
+        let line = try PhoneNumber("+17787824615")
+        #expect(AlertSlotState.slot(sending: "+16045557654", in: slots, counselling: line) == 1)
+        #expect(AlertSlotState.slot(sending: "6045557654", in: slots, counselling: line) == 1)
+        #expect(AlertSlotState.slot(sending: "+446045557654", in: slots, counselling: line) == nil)
+        #expect(AlertSlotState.slot(sending: "+446045557654", in: slots, counselling: nil) == 1)   // no country known
+    }
+
     @Test mutating func aContactsReplyIsShownAndAcknowledges() {
         panicSent()
         press(.down(.left), 6)   // the person closed the status screen

@@ -376,3 +376,68 @@ public struct CounsellingLine: Equatable, Sendable {
     /// The reference build's counselling website (`counselling.website`), shown as a QR code.
     public static let sfuWebsite = "https://sfu.ca/students/health"
 }
+
+extension PhoneNumber {
+    /// Whether an SMS from `sender` came from this number. Networks give the same phone as
+    /// `+17785551234`, `17785551234`, `0017785551234` or national `7785551234` / `07785551234`;
+    /// a national form matches the international one when it is its ending (at least 7
+    /// digits) and what is left over is a country code (1 to 3 digits).
+    ///
+    /// `known`: the digits of the international numbers the device has (the contacts stored with
+    /// "+", the counselling line). When there are some, a national form matches only under a
+    /// country code one of them starts with: a stranger abroad whose number ends in a national
+    /// contact's digits (`+44 604 555 7654` for a contact stored as `604 555 7654` next to
+    /// `+1…` numbers) is not taken for the contact. With none, the country cannot be known and
+    /// any 1–3 digit code is accepted.
+    public func isSameNumber(asSender sender: String, known: [String] = []) -> Bool {
+        var plus = false
+        var digits: [UInt8] = []
+        for (i, b) in sender.utf8.enumerated() {
+            if i == 0 && b == UInt8(ascii: "+") { plus = true; continue }
+            guard b >= 0x30 && b <= 0x39 else { return false }
+            digits.append(b)
+        }
+        guard digits.count >= 3 else { return false }
+        func canonical(_ d: [UInt8], plus: Bool) -> (international: Bool, digits: [UInt8]) {
+            if plus { return (true, d) }
+            // An international call prefix written out: 00 (most of the world), 011 (North America).
+            if d.starts(with: [0x30, 0x31, 0x31]) && d.count > 10 { return (true, Array(d.dropFirst(3))) }
+            if d.starts(with: [0x30, 0x30]) { return (true, Array(d.dropFirst(2))) }
+            return (false, d)
+        }
+        let a = canonical(digits, plus: plus)
+        let b = canonical(Array(self.digits.utf8), plus: isInternational)
+        if a.digits == b.digits { return true }
+        // One side national, the other international (or a country code written without "+").
+        func nationalCore(_ d: [UInt8]) -> [UInt8] { d.first == 0x30 ? Array(d.dropFirst()) : d }
+        let homes = known.map { Array($0.utf8) }
+        func ends(_ long: [UInt8], with short: [UInt8]) -> Bool {
+            let extra = long.count - short.count
+            guard short.count >= 7, (1...3).contains(extra), Array(long.suffix(short.count)) == short else { return false }
+            let code = Array(long.prefix(extra))
+            return homes.isEmpty || homes.contains { $0.starts(with: code) }
+        }
+        let na = nationalCore(a.digits), nb = nationalCore(b.digits)
+        if !a.international && ends(b.digits, with: na) { return true }
+        if !b.international && ends(a.digits, with: nb) { return true }
+        // Both without "+", one with the country code: 17785551234 and 7785551234.
+        if !a.international && !b.international { return ends(a.digits, with: nb) || ends(b.digits, with: na) }
+        return false
+    }
+}
+
+extension AlertSlotState {
+    /// The slot (0-based) whose contact an SMS from `sender` came from, judged one way wherever
+    /// it is asked (the person's status screen, `unwind replies`): the device's international
+    /// numbers — its contacts stored with "+", the counselling line — say which country a
+    /// national form belongs to (see `PhoneNumber.isSameNumber(asSender:known:)`).
+    public static func slot(sending sender: String, in slots: [AlertSlotState], counselling: PhoneNumber?) -> Int? {
+        var known: [String] = []
+        for s in slots { if case .ready(let a) = s, a.number.isInternational { known.append(a.number.digits) } }
+        if let line = counselling, line.isInternational { known.append(line.digits) }
+        for (i, s) in slots.enumerated() {
+            if case .ready(let a) = s, a.number.isSameNumber(asSender: sender, known: known) { return i }
+        }
+        return nil
+    }
+}

@@ -72,7 +72,7 @@ struct DeliveryReports {
 
     /// A newer message takes over any reference an older one to the same phone still waits on.
     private mutating func take(_ a: Awaiting) {
-        for k in awaiting.indices where SMSAddress.sameSubscriber(awaiting[k].entry.alert.number.digits, a.entry.alert.number.digits) {
+        for k in awaiting.indices where awaiting[k].entry.alert.number.isSameNumber(asSender: a.entry.alert.number.text) {
             for (part, r) in awaiting[k].entry.references.enumerated() where r != nil && a.entry.references.contains(r) {
                 if awaiting[k].unmatchable.insert(part).inserted {
                     logger.notice("\(awaiting[k].entry.id): part \(part + 1)'s reference \(r ?? 0) was reused by \(a.entry.id); a report for it can no longer be told apart")
