@@ -221,12 +221,7 @@ extension DeviceCore {
 
     /// One press on the prompt: the person is fine today.
     mutating func confirmCheckIn(at now: Moment, effects: inout [Effect]) {
-        var cache = state.display.localClock
-        let day = state.checkIn.pendingDay ?? cache.localDay(now.wall, in: settings.timeZone)
-        let record = CheckInRecord(day: day, outcome: .confirmed)
-        state.checkIn = CheckInState()
-        state.checkIn.last = record
-        effects.append(.save(.checkIn, CheckInFile.format(record)))
+        settleCheckIn(.confirmed, at: now, effects: &effects)
         effects.append(.cancelMotor)
         // One short tick: "got it".
         pulses(at: now.instant, count: 1, on: .milliseconds(60), off: .zero, effects: &effects)
@@ -235,23 +230,13 @@ extension DeviceCore {
     /// PANIC went while the check-in was asked (or due): today is answered, and the prompt goes.
     mutating func settleCheckInByPanic(at now: Moment, effects: inout [Effect]) {
         guard settings.checkIn.deadline != nil, state.checkIn.showing || state.checkIn.sendsAt != nil else { return }
-        var cache = state.display.localClock
-        let day = state.checkIn.pendingDay ?? cache.localDay(now.wall, in: settings.timeZone)
-        let record = CheckInRecord(day: day, outcome: .alerted)
-        state.checkIn = CheckInState()
-        state.checkIn.last = record
-        effects.append(.save(.checkIn, CheckInFile.format(record)))
+        settleCheckIn(.alerted, at: now, effects: &effects)
         effects.append(.log("check-in: the person pressed PANIC; today's check-in is answered by it"))
     }
 
     private mutating func missedCheckIn(at now: Moment, effects: inout [Effect]) {
-        var cache = state.display.localClock
-        let day = state.checkIn.pendingDay ?? cache.localDay(now.wall, in: settings.timeZone)
-        let record = CheckInRecord(day: day, outcome: .missed)
-        state.checkIn = CheckInState()
-        state.checkIn.last = record
         // Saved before the alerts: a restart must never send them a second time.
-        effects.append(.save(.checkIn, CheckInFile.format(record)))
+        settleCheckIn(.missed, at: now, effects: &effects)
         let requests: [AlertRequest] = state.panic.slots.enumerated().compactMap { i, s in
             guard case .ready(let a) = s,
                   let alert = try? AlertSlot(name: a.name, number: a.number, message: settings.checkIn.message) else { return nil }
@@ -259,6 +244,17 @@ extension DeviceCore {
         }
         effects.append(.log("check-in missed: sending the check-in message to \(requests.count) contact(s)"))
         send(requests, purpose: .checkIn, at: now, effects: &effects)
+    }
+
+    /// The day asked about (today, if the prompt never appeared) is settled: recorded and saved,
+    /// the prompt and its reminders gone.
+    private mutating func settleCheckIn(_ outcome: CheckInOutcome, at now: Moment, effects: inout [Effect]) {
+        var cache = state.display.localClock
+        let day = state.checkIn.pendingDay ?? cache.localDay(now.wall, in: settings.timeZone)
+        let record = CheckInRecord(day: day, outcome: outcome)
+        state.checkIn = CheckInState()
+        state.checkIn.last = record
+        effects.append(.save(.checkIn, CheckInFile.format(record)))
     }
 
     /// `HH:MM` for minutes after midnight.
