@@ -77,7 +77,7 @@ import Testing
         core.apply(.tick, at: Moment(.seconds(181.5)), effects: &effects)
         let fb = render(at: 182)
         #expect(core.state.panic.aftercare.ringing == 0)
-        #expect(shows(fb, "RINGING", x: PanicScreen.statusX, y: row(0)), "\(fb.ascii(rows: 18..<64))")
+        #expect(shows(fb, "CALLING", x: PanicScreen.statusX, y: row(0)), "\(fb.ascii(rows: 18..<64))")
         #expect(shows(fb, "Calling. RIGHT stops calls", x: 1, y: 57, .off))
     }
 
