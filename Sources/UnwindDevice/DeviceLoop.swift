@@ -4,6 +4,7 @@ import UnwindCore
 
 import UnwindRender
 import UnwindDevices
+import UnwindModem
 
 /// What the loop measured about itself.
 public struct LoopStatistics: Sendable, Equatable {
@@ -44,9 +45,6 @@ public final class DeviceLoop {
     let alerts: AlertLink?
     /// The maintainer's control socket (none: no commands reach this device).
     let control: ControlServer?
-    /// When the last test message was queued (`unwind alerts test`): the next waits
-    /// `ControlLimits.testMessageInterval`.
-    var lastTestMessage: Instant?
     /// Effects produced while performing effects (the core's answer to a failed send).
     var deferred: [Effect] = []
     var buttonsFailing = false
@@ -101,7 +99,7 @@ public final class DeviceLoop {
         self.reminderAlarm = alarm.map(ReminderAlarm.init)
         if let reminderAlarm { participants.append(reminderAlarm) }
         if let alerts { participants.append(AlertNews(alerts)) }
-        if let control { participants.append(ControlService(control)) }
+        if let control { participants.append(ControlService(control, desk: MaintainerDesk(device: self, server: control, logger: logger))) }
         participants.append(contentsOf: extra)
         descriptors.reserveCapacity(32)
         effects.reserveCapacity(64)
@@ -285,4 +283,8 @@ public final class DeviceLoop {
         statistics.errors += 1
         logger.error("\(error)")
     }
+}
+
+extension DeviceLoop: MaintainedDevice {
+    var modem: GSMModem? { alerts?.attachedModem }
 }

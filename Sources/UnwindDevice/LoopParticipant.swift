@@ -92,8 +92,9 @@ final class AlertNews: LoopParticipant {
 /// The maintainer's control socket as a participant: serviced on every pass without blocking.
 final class ControlService: LoopParticipant {
     let server: ControlServer
-    init(_ server: ControlServer) { self.server = server }
+    let desk: MaintainerDesk
+    init(_ server: ControlServer, desk: MaintainerDesk) { self.server = server; self.desk = desk }
     var pollDescriptors: [Int32] { server.pollDescriptors }
     var nextDeadline: Instant? { nil }
-    func service(_ loop: DeviceLoop, at now: Moment) { server.service(loop, at: loop.clock.now()) }
+    func service(_ loop: DeviceLoop, at now: Moment) { server.service(desk, at: loop.clock.now()) }
 }

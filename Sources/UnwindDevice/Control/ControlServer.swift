@@ -15,7 +15,7 @@ public enum ControlReply {
     case later(until: Instant, poll: (Moment, _ expired: Bool) -> ControlResponse?, cancel: () -> Void)
 }
 
-/// What answers requests: the device loop.
+/// What answers requests: the maintainer's desk (`MaintainerDesk`) on the running device.
 protocol ControlHandling: AnyObject {
     func handleControl(_ request: ControlRequest, from peer: ControlServer.Peer, at now: Moment) -> ControlReply
 }

@@ -3,7 +3,7 @@ import UnwindCore
 
 /// `unwind status`'s account of what followed the alerts, the check-in and readiness: the same
 /// facts the person's screen shows, in the maintainer's words.
-extension DeviceLoop {
+extension DeviceStatus {
     static func help(_ s: DeviceState, settings: DeviceSettings, now: Moment) -> StatusReport.Help {
         let a = s.panic.aftercare
         let readiness: String
