@@ -126,7 +126,8 @@ cmp -s "$here/unwind.conf" "$c/etc/unwind/unwind.conf"
 in_c dpkg-query -W -f='${Conffiles}' unwind | grep -q '^ /etc/unwind/unwind.conf [0-9a-f]\{32\}$'
 [ "$(in_c dpkg-statoverride --list | sort | tr '\n' ' ')" = 'root unwind 640 /etc/unwind/unwind.conf root unwind 750 /etc/unwind ' ]
 [ "$(meta /var/lib/unwind)" = "750 unwind:unwind" ]
-in_c getent passwd unwind | awk -F: '$3 < 1000 && $6 == "/var/lib/unwind" && $7 == "/usr/sbin/nologin" { ok = 1 } END { exit !ok }'
+in_c getent passwd unwind | awk -F: '$3 < 1000 && $5 ~ /^Unwind bedside device(,|$)/ && $6 == "/var/lib/unwind" && $7 == "/usr/sbin/nologin" { ok = 1 } END { exit !ok }'
+! grep -qi 'gecos.*deprecated' "$out"
 [ "$(in_c id -nG unwind | tr ' ' '\n' | sort | tr '\n' ' ')" = "dialout gpio i2c unwind " ]
 cmp -s "$here/unwind.service" "$c/usr/lib/systemd/system/unwind.service"
 [ -L "$c/etc/systemd/system/multi-user.target.wants/unwind.service" ] && in_c test -f /etc/systemd/system/multi-user.target.wants/unwind.service
