@@ -3,6 +3,7 @@
 # executable "unwind", Swift standard library linked in statically, and its resource bundle
 # beside it, as build-release.sh makes it) and the files in deploy/. Run it on a machine of
 # the devices' architecture (a Raspberry Pi 4 or 5 for arm64); deploy/README.md has the steps.
+# The package's architecture is the executable's (its ELF header), never assumed.
 #
 #   deploy/build-deb.sh                          # build-release.sh first, then the package
 #   deploy/build-deb.sh --from deploy/dist/unwind-<version>-aarch64    # package that release
@@ -25,7 +26,9 @@ Usage: build-deb.sh [--from DIR] [--out DIR] [--version V] [--arch ARCH] [--comp
   --out DIR            where the .deb goes (default deploy/dist); prints its path at the end
   --version V          the package version (default: the first entry of deploy/debian/changelog;
                        another version gets a changelog entry of its own)
-  --arch ARCH          the Debian architecture (default: from the executable, arm64 for aarch64)
+  --arch ARCH          the Debian architecture (default: the executable's ELF machine, arm64 for
+                       aarch64; a contradicting value is refused; a stand-in that is not ELF
+                       gets the build machine's, dpkg --print-architecture)
   --compress xz|gzip   the archive's compression (default xz: smallest to copy to a fleet)
   --maintainer M       the Maintainer field (default: the changelog's)
   --swift-runtime DIR  tests only: accept an executable that links the Swift runtime from DIR
@@ -80,19 +83,34 @@ maintainer=${maintainer:-$(sed -n 's/^ -- \(.*>\)  .*/\1/p' "$deb/changelog" | h
 # Every file's time: the changelog's date, so that the same inputs give the same package.
 epoch=$(date -d "$(sed -n 's/^ -- .*>  //p' "$deb/changelog" | head -n 1)" +%s)
 
+# The architecture is the executable's: its ELF header's class (byte 4: 1 is 32-bit, 2 is 64-bit)
+# and machine (e_machine at byte 18, little-endian as every target here). Built on a Raspberry
+# Pi OS arm64 board, or with an aarch64 Swift SDK anywhere, that is arm64; on this x86_64
+# development machine amd64 (a package for tests). A package whose Architecture is not its
+# executable's would install on boards that cannot run it, so a contradicting --arch is refused.
+# Only a stand-in that is not ELF (the fleet tests' shell script) takes the build machine's
+# (dpkg --print-architecture).
 is_elf=0
 if [ "$(head -c 4 "$from/unwind" | od -An -c | tr -d ' ')" = "177ELF" ]; then is_elf=1; fi
-if [ -z "$arch" ]; then
-    if [ "$is_elf" = 1 ]; then
-        case "$(od -An -tu2 -j18 -N2 "$from/unwind" | tr -d ' ')" in
-            183) arch=arm64 ;;
-            62) arch=amd64 ;;
-            40) arch=armhf ;;
-            *) die "$from/unwind: an ELF machine this script does not know; give --arch" ;;
-        esac
-    else
-        arch=$(dpkg --print-architecture)
+if [ "$is_elf" = 1 ]; then
+    elf_class=$(od -An -tu1 -j4 -N1 "$from/unwind" | tr -d ' ')
+    elf_data=$(od -An -tu1 -j5 -N1 "$from/unwind" | tr -d ' ')
+    [ "$elf_data" = 1 ] || die "$from/unwind: a big-endian executable; no Debian architecture of the devices is"
+    elf_machine=$(od -An -tu1 -j18 -N2 "$from/unwind" | awk '{ print $1 + 256 * $2 }')
+    case "$elf_class/$elf_machine" in
+        2/183) elf_arch=arm64 ;;
+        1/40) elf_arch=armhf ;;
+        2/62) elf_arch=amd64 ;;
+        1/3) elf_arch=i386 ;;
+        2/243) elf_arch=riscv64 ;;
+        *) die "$from/unwind: ELF class $elf_class, machine $elf_machine: no Debian architecture known to this script" ;;
+    esac
+    if [ -n "$arch" ] && [ "$arch" != "$elf_arch" ]; then
+        die "--arch $arch, but $from/unwind is an $elf_arch executable (ELF machine $elf_machine): build it for $arch (deploy/README.md, \"Building the package\")"
     fi
+    arch=$elf_arch
+elif [ -z "$arch" ]; then
+    arch=$(dpkg --print-architecture)
 fi
 
 if [ "$is_elf" = 1 ]; then

@@ -5,7 +5,9 @@
 #   package_build    build-deb.sh from the binary under test (a release build; or a debug
 #                    build, packaged with --swift-runtime and its Swift runtime bound into the
 #                    chroot) as version V, and from a copy of deploy/ with a changed unwind.conf
-#                    as V+test2; the Depends name the bookworm packages of the libraries
+#                    as V+test2; the Depends name the bookworm packages of the libraries; the
+#                    Architecture is the packaged executable's ELF machine (readelf), and an
+#                    --arch that contradicts it is refused
 #   package_lintian  lintian --pedantic -I -E: no tag left that is not overridden
 #   package_chroot   in a bookworm chroot: apt-get install ./unwind_V.deb, then files, owners,
 #                    modes, user, groups, conffile, statoverrides, enabled unit; the binary runs;
@@ -70,6 +72,8 @@ package_build() {
         fi
     fi
 
+    package_arch_test "${opts[@]}"
+
     # Version 2: a copy of deploy/ whose shipped configuration changed.
     local v2=$work/v2
     mkdir -p "$v2/hardware"
@@ -79,6 +83,39 @@ package_build() {
     echo '# version 2 of the shipped file' >>"$v2/deploy/unwind.conf"
     pkg_v2=$("$v2/deploy/build-deb.sh" "${opts[@]}" --version "$pkg_version+test2" 2>"$work/build-deb-2.out") ||
         { bad "build-deb.sh --version $pkg_version+test2" "$work/build-deb-2.out"; return 1; }
+}
+
+# package_arch_test BUILD-OPTIONS...: the control file's Architecture (and the file
+# name's) is the packaged executable's ELF machine as readelf names it, and an --arch that
+# contradicts the executable is refused.
+package_arch_test() {
+    local x=$work/pkg-x out=$work/arch.out header machine elf_arch control_arch other rc=0
+    rm -rf "$x"
+    dpkg-deb -x "$pkg_v1" "$x"
+    header=$(readelf -h "$x/usr/lib/unwind/unwind" 2>&1) || true
+    machine=$(sed -n 's/^ *Machine: *//p' <<<"$header")
+    case "$machine" in
+        AArch64) elf_arch=arm64 ;;
+        "Advanced Micro Devices X86-64") elf_arch=amd64 ;;
+        ARM) elf_arch=armhf ;;
+        *) elf_arch="unknown ($machine)" ;;
+    esac
+    control_arch=$(dpkg-deb -f "$pkg_v1" Architecture)
+    if [ "$control_arch" = "$elf_arch" ] && [ "$(basename "$pkg_v1")" = "unwind_${pkg_version}_$control_arch.deb" ]; then
+        ok "Architecture: $control_arch, the packaged executable's (readelf: $machine), as the file name says"
+    else
+        printf 'Architecture %s, file %s, readelf:\n%s\n' "$control_arch" "$(basename "$pkg_v1")" "$header" >"$out"
+        bad "the control file's Architecture is the packaged executable's ELF machine" "$out"
+    fi
+    other=arm64
+    [ "$control_arch" = arm64 ] && other=amd64
+    "$here/build-deb.sh" "$@" --out "$work/debs-wrong-arch" --arch "$other" >"$out" 2>&1 || rc=$?
+    if [ "$rc" != 0 ] && grep -q "is an $control_arch executable" "$out" && [ ! -e "$work/debs-wrong-arch" ]; then
+        ok "build-deb.sh --arch $other refuses an $control_arch executable"
+    else
+        echo "status $rc" >>"$out"
+        bad "build-deb.sh --arch $other refuses an $control_arch executable" "$out"
+    fi
 }
 
 package_lintian() {
