@@ -79,6 +79,12 @@ changelog_version=$(sed -n '1s/^unwind (\([^)]*\)).*/\1/p' "$deb/changelog")
 version=${version:-$changelog_version}
 case "$version" in [0-9]*) ;; *) die "version $version: a Debian version starts with a digit" ;; esac
 case "$version" in *[!0-9A-Za-z.+~]*) die "version $version: only digits, letters, . + ~ (a native package)" ;; esac
+# The daemon reports the changelog's version (UnwindVersion.current); the fleet's health check
+# accepts a package version that is it, or starts with it and + or ~.
+case "$version" in
+    "$changelog_version" | "$changelog_version"[+~]*) ;;
+    *) echo "build-deb: note: version $version does not start with the changelog's $changelog_version, which the daemon reports; the fleet's health check will fail it (deploy/README.md)" >&2 ;;
+esac
 maintainer=${maintainer:-$(sed -n 's/^ -- \(.*>\)  .*/\1/p' "$deb/changelog" | head -n 1)}
 # Every file's time: the changelog's date, so that the same inputs give the same package.
 epoch=$(date -d "$(sed -n 's/^ -- .*>  //p' "$deb/changelog" | head -n 1)" +%s)

@@ -11,14 +11,18 @@
 #   no contact in the output); a second run and check mode with changed=0; an unhealthy
 #   release: the first device (serial's first batch of one) installs it, fails the health
 #   check, gets the previous version back and is reported, the second is never touched; a
-#   device in a breathing session is waited for; one that stays busy is not updated; a bad
-#   contact is refused without being shown.
+#   device in a breathing session is waited for; one with calls to contacts due (only
+#   "alertsPending" says so) or, from a daemon older than 1.1.0, an alert in the outbox (only
+#   the prose says so) is not updated; a release whose daemon reports the old version (the old
+#   binary still running) fails the health check and is rolled back; a bad contact is refused
+#   without being shown.
 
-# fake_package VERSION HEALTHY: prints the path of unwind_VERSION_ARCH.deb.
+# fake_package VERSION HEALTHY [DAEMON_VERSION]: prints the path of unwind_VERSION_ARCH.deb,
+# whose "daemon" reports DAEMON_VERSION (default VERSION).
 fake_package() {
-    local v=$1 healthy=$2 rel=$work/fake-release-$1
+    local v=$1 healthy=$2 dv=${3:-$1} rel=$work/fake-release-$1
     mkdir -p "$rel/unwind_UnwindDevice.resources/Content/helpFiles"
-    sed -e "s/@VERSION@/$v/g" -e "s/@HEALTHY@/$healthy/g" "$here/tests/ansible/fake-unwind" >"$rel/unwind"
+    sed -e "s/@VERSION@/$v/g" -e "s/@DAEMON_VERSION@/$dv/g" -e "s/@HEALTHY@/$healthy/g" "$here/tests/ansible/fake-unwind" >"$rel/unwind"
     chmod 0755 "$rel/unwind"
     printf 'Breathe in.\n' >"$rel/unwind_UnwindDevice.resources/Content/helpFiles/squareBreathing.txt"
     "$here/build-deb.sh" --from "$rel" --out "$work/fake-debs" --version "$v" --compress gzip 2>>"$work/fake-debs.out"
@@ -150,16 +154,48 @@ VARS
         bad "the update waits for a breathing session to end" "$out"
     fi
 
-    # An alert that stays pending on dev2: not updated, reported busy.
-    touch "$d2/var/lib/unwind-test/pending"
+    # Calls to contacts due on dev2, which only "alertsPending" says (the outbox is empty):
+    # not updated, reported busy.
+    echo calls >"$d2/var/lib/unwind-test/pending"
     out=$work/ansible-pending.out
     if (cd "$dir" && "${play[@]}" -e "unwind_package_file=$good4" -e unwind_idle_retries=2 --limit dev2) >"$out" 2>&1; then
-        bad "a device with a pending alert is not updated (the play passed)" "$out"
+        bad "a device with alerts pending is not updated (the play passed)" "$out"
     elif grep -q 'dev2 stayed busy' "$out" && [ "$(installed "$d2")" = 2.0.0 ]; then
-        ok "dev2 with an alert pending: not updated, reported busy"
+        ok "dev2 with calls to contacts due (alertsPending, outbox empty): not updated, reported busy"
     else
-        bad "a device with a pending alert is not updated" "$out"
+        bad "a device with alerts pending is not updated" "$out"
     fi
+
+    # A daemon older than 1.1.0 (no booleans) with an alert in its outbox: read from the prose.
+    echo outbox >"$d2/var/lib/unwind-test/pending"
+    touch "$d2/var/lib/unwind-test/prose-only"
+    out=$work/ansible-pending-old.out
+    if (cd "$dir" && "${play[@]}" -e "unwind_package_file=$good4" -e unwind_idle_retries=2 --limit dev2) >"$out" 2>&1; then
+        bad "an older daemon's pending alert (prose only) stops the update (the play passed)" "$out"
+    elif grep -q 'dev2 stayed busy' "$out" && [ "$(installed "$d2")" = 2.0.0 ]; then
+        ok "dev2 as a daemon older than 1.1.0 (no sessionRunning/alertsPending) with an alert in the outbox: read from the prose, not updated"
+    else
+        bad "an older daemon's pending alert (prose only) stops the update" "$out"
+    fi
+    rm -f "$d2/var/lib/unwind-test/pending" "$d2/var/lib/unwind-test/prose-only"
+
+    # A release after which the old daemon still runs (it reports 2.0.2 under package 2.0.3):
+    # not healthy; dev1 gets 2.0.2 back.
+    local stale
+    stale=$(fake_package 2.0.3 yes 2.0.2) || { bad "stand-in package 2.0.3" "$work/fake-debs.out"; return; }
+    out=$work/ansible-stale.out
+    why=
+    if (cd "$dir" && "${play[@]}" -e "unwind_package_file=$stale" --limit dev1) >"$out" 2>&1; then why="the play passed"
+    elif [ "$(installed "$d1")" != 2.0.2 ]; then why="dev1 runs $(installed "$d1"), not 2.0.2 again"
+    elif ! grep -q 'dev1: unwind 2.0.3 failed its health check at .*Health - the daemon runs the installed version.*The running daemon reports version 2.0.2, the installed package is 2.0.3.*Reinstalled 2.0.2, which passes the health check' "$out"; then why="no report of dev1's old daemon"
+    fi
+    if [ -z "$why" ]; then
+        ok "a release whose daemon still reports the old version: dev1 fails the health check (version 2.0.2 under package 2.0.3), gets 2.0.2 back"
+    else
+        echo "$why" >>"$out"
+        bad "a release after which the old daemon still runs is rolled back" "$out"
+    fi
+
     ansible_s=$(($(date +%s) - t0))
 
     # A contact that breaks the rules stops the play before anything is written, and the
