@@ -15,7 +15,9 @@
 #   "alertsPending" says so) or, from a daemon older than 1.1.0, an alert in the outbox (only
 #   the prose says so) is not updated; a release whose daemon reports the old version (the old
 #   binary still running) fails the health check and is rolled back; a bad contact is refused
-#   without being shown.
+#   without being shown. Then the apt repository path: a flat repository in the device,
+#   check mode (nothing added), "latest" installed and kept in good/ (apt-get download), a
+#   second run with changed=0, an unhealthy release published there rolled back.
 
 # fake_package VERSION HEALTHY [DAEMON_VERSION]: prints the path of unwind_VERSION_ARCH.deb,
 # whose "daemon" reports DAEMON_VERSION (default VERSION).
@@ -196,6 +198,7 @@ VARS
         bad "a release after which the old daemon still runs is rolled back" "$out"
     fi
 
+    apt_repo_tests "$d2" "$good" "$good4"
     ansible_s=$(($(date +%s) - t0))
 
     # A contact that breaks the rules stops the play before anything is written, and the
@@ -208,5 +211,65 @@ VARS
         ok "ansible refuses an unquoted number, without showing it"
     else
         bad "ansible refuses an unquoted number, without showing it" "$out"
+    fi
+}
+
+# apt_repo_tests DEVICE DEB-2.0.0 DEB-2.0.2: the role with unwind_apt_version (the other way to
+# say what to install) against a flat repository inside the device (file:, trusted: the
+# signing key is the clinic's business), on DEVICE, which runs 2.0.0.
+apt_repo_tests() {
+    local d=$1 repo=$1/srv/unwind-repo out why bad4 dir=$here/ansible
+    mkdir -p "$repo"
+    cp "$2" "$3" "$repo/"
+    publish() { (cd "$repo" && dpkg-scanpackages --multiversion . /dev/null >Packages 2>/dev/null); }
+    publish
+    local apt_play=("${play[@]}" -e unwind_apt_version=latest
+        -e '{"unwind_apt_repository": "deb [trusted=yes] file:/srv/unwind-repo ./"}' --limit dev2)
+
+    out=$work/ansible-apt-check.out
+    if (cd "$dir" && "${apt_play[@]}" --check) >"$out" 2>&1 && [ "$(installed "$d")" = 2.0.0 ] &&
+        ! recap "$out" dev2 | grep -q 'changed=0 ' && [ ! -e "$d/etc/apt/sources.list.d/unwind.list" ]; then
+        ok "apt repository, --check: reports adding the repository, adds and installs nothing"
+    else
+        bad "apt repository, --check" "$out"
+    fi
+
+    out=$work/ansible-apt1.out
+    why=
+    if ! (cd "$dir" && "${apt_play[@]}") >"$out" 2>&1; then why="the play failed"
+    elif [ "$(installed "$d")" != 2.0.2 ]; then why="dev2 runs $(installed "$d"), not 2.0.2"
+    elif ! grep -q 'file:/srv/unwind-repo' "$d/etc/apt/sources.list.d/unwind.list"; then why="no unwind.list"
+    elif ! ls "$d/var/cache/unwind-deploy/good/unwind_2.0.2_"*.deb >/dev/null 2>&1; then why="good/ has no unwind_2.0.2_*.deb"
+    elif ls "$d/var/cache/unwind-deploy/good/unwind_2.0.0_"*.deb >/dev/null 2>&1; then why="good/ still has 2.0.0"
+    fi
+    if [ -z "$why" ]; then
+        ok "apt repository, unwind_apt_version=latest: the repository added, 2.0.2 installed, healthy, its package kept in good/ (apt-get download)"
+    else
+        echo "$why" >>"$out"
+        bad "apt repository: latest installed" "$out"
+    fi
+
+    out=$work/ansible-apt2.out
+    if (cd "$dir" && "${apt_play[@]}") >"$out" 2>&1 && changed0 "$out" dev2; then
+        ok "apt repository, second run: changed=0"
+    else
+        bad "apt repository, second run: changed=0" "$out"
+    fi
+
+    # An unhealthy 2.0.4 published: installed from the repository, rolled back from good/.
+    bad4=$(fake_package 2.0.4 no) || { bad "stand-in package 2.0.4" "$work/fake-debs.out"; return; }
+    cp "$bad4" "$repo/"
+    publish
+    out=$work/ansible-apt-bad.out
+    why=
+    if (cd "$dir" && "${apt_play[@]}") >"$out" 2>&1; then why="the play passed"
+    elif [ "$(installed "$d")" != 2.0.2 ]; then why="dev2 runs $(installed "$d"), not 2.0.2 again"
+    elif ! grep -q 'dev2: unwind 2.0.4 failed its health check at .*Reinstalled 2.0.2, which passes the health check' "$out"; then why="no report of dev2"
+    fi
+    if [ -z "$why" ]; then
+        ok "apt repository, an unhealthy 2.0.4 published: installed, fails the health check, 2.0.2 reinstalled from good/ and reported"
+    else
+        echo "$why" >>"$out"
+        bad "apt repository: an unhealthy release is rolled back" "$out"
     fi
 }
