@@ -67,18 +67,20 @@ let package = Package(
         .target(name: "UnwindModem", dependencies: ["UnwindDevices", .product(name: "Logging", package: "swift-log")]),
         // The maintainer's side of the control socket, shared by the daemon and the CLI: the
         // protocol, the client, the state lock, and the checks both sides make on an edit.
-        .target(name: "UnwindControl", dependencies: ["UnwindCore", "UnwindModem"]),
+        .target(name: "UnwindControl", dependencies: ["UnwindCore", "UnwindDevices", "UnwindModem", .product(name: "SystemPackage", package: "swift-system")]),
         // The real-time loop: core + edge on absolute deadlines, clock injected.
         .target(
             name: "UnwindDevice",
-            dependencies: ["UnwindRender", "UnwindDevices", "UnwindModem", "UnwindControl", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["UnwindRender", "UnwindDevices", "UnwindModem", "UnwindControl", .product(name: "Logging", package: "swift-log"),
+                           .product(name: "SystemPackage", package: "swift-system")],
             resources: [.copy("Content")]
         ),
         // One assembly: the daemon, both simulators, the benchmark and the test rigs build the
         // device from a Board (Linux / simulated / terminal) and a recipe, with one shutdown order.
         .target(name: "UnwindAssembly", dependencies: ["UnwindDevice", "UnwindHardware", "UnwindModem", "UnwindControl", .product(name: "Yams", package: "Yams")]),
         // The simulators: the terminal board (keys, a drawn panel) and the headless script runner.
-        .target(name: "UnwindSim", dependencies: ["UnwindAssembly", "UnwindSimulatedHardware", "CLinuxSystem"]),
+        .target(name: "UnwindSim", dependencies: ["UnwindAssembly", "UnwindSimulatedHardware", "CLinuxSystem",
+                                                .product(name: "SystemPackage", package: "swift-system")]),
         // Composition root: `unwind run`, `unwind sim`, the maintainer's commands.
         .executableTarget(
             name: "unwind",

@@ -2,6 +2,8 @@
 import Glibc
 #endif
 import Foundation
+import SystemPackage
+import UnwindDevices
 
 /// A command's end of the control socket: connect, send one request line, wait (with a time
 /// limit) for the one answer line. Blocking: it runs in a command, never in the device loop.
@@ -19,14 +21,14 @@ public final class ControlClient {
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         if fd < 0 { throw .failed("socket: \(errnoText(errno))") }
         var address = Self.address(path)
-        var r: Int32
-        repeat {
-            r = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        do throws(Errno) {
+            _ = try valueOrErrno {
+                withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+                }
             }
-        } while r != 0 && errno == EINTR
-        if r != 0 {
-            let e = errno
+        } catch {
+            let e = error.rawValue
             Glibc.close(fd)
             fd = -1
             switch e {
@@ -59,15 +61,15 @@ public final class ControlClient {
         if line.count > ControlLimits.maximumRequest {
             throw .input("the request is \(line.count) bytes; the device takes at most \(ControlLimits.maximumRequest)")
         }
-        var offset = 0
-        while offset < line.count {
-            let n = line[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .failed("the device closed the connection (\(errnoText(errno))); run the command again")
+        let unsent: Errno? = line.withUnsafeBytes { b in
+            do throws(Errno) {
+                try writingAll(b) { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                return nil
+            } catch {
+                return error
             }
-            offset += n
         }
+        if let e = unsent { throw .failed("the device closed the connection (\(errnoText(e.rawValue))); run the command again") }
         let clock = ContinuousClock()
         let end = clock.now + timeout
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
@@ -85,20 +87,21 @@ public final class ControlClient {
             if left <= .zero { throw .failed("the device did not answer within \(timeout)") }
             var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let ms = Int32(min(Int64(Int32.max), max(1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)))
-            let ready = poll(&p, 1, ms)
-            if ready < 0 {
-                if errno == EINTR { continue }
-                throw .failed("poll: \(errnoText(errno))")
+            // Not retried on EINTR here: the loop recomputes what is left of the timeout.
+            let ready: Int32
+            do throws(Errno) { ready = try valueOrErrno(retryOnInterrupt: false) { poll(&p, 1, ms) } } catch {
+                if error == .interrupted { continue }
+                throw .failed("poll: \(errnoText(error.rawValue))")
             }
             if ready == 0 { continue }
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n > 0 {
-                buffered.append(contentsOf: chunk[0..<n])
-            } else if n == 0 {
-                throw .failed("the device closed the connection before answering (is it stopping?); run the command again")
-            } else if errno != EINTR {
-                throw .failed("reading the answer: \(errnoText(errno))")
+            let n: Int
+            do throws(Errno) { n = try valueOrErrno { chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) } } } catch {
+                throw .failed("reading the answer: \(errnoText(error.rawValue))")
             }
+            if n == 0 {
+                throw .failed("the device closed the connection before answering (is it stopping?); run the command again")
+            }
+            buffered.append(contentsOf: chunk[0..<n])
         }
     }
 

@@ -2,6 +2,8 @@
 import Glibc
 #endif
 import Foundation
+import SystemPackage
+import UnwindDevices
 
 /// A failure of the maintenance machinery (lock, socket, request) with the exit status it
 /// means for a command: 1 (could not do it) or 2 (bad usage or input). The message is one line.
@@ -24,16 +26,25 @@ public struct ControlFailure: Error, Equatable, Sendable, CustomStringConvertibl
 
 package func errnoText(_ e: Int32) -> String { String(cString: strerror(e)) }
 
+/// flock(2), called again on EINTR: nil when the lock was taken, else the errno.
+func flockFailure(_ fd: Int32, _ operation: Int32) -> Int32? {
+    do throws(Errno) {
+        _ = try valueOrErrno { flock(fd, operation) }
+        return nil
+    } catch {
+        return error.rawValue
+    }
+}
+
 /// Opens one of the state directory's own dot-files (`.lock`, `.daemon`) the safe way: the
 /// service user can write the directory and a maintainer's command may run as root, so a link
 /// planted under the name must not make root create, truncate or lock a file elsewhere.
 /// `open` with O_NOFOLLOW (ELOOP on a link), then `fstat`: only a regular file with one name
 /// (a hard link to someone else's file is refused too) is used. Nil: no such file.
 func openStateDotFile(_ path: String, _ flags: Int32, _ mode: mode_t) throws(ControlFailure) -> Int32? {
-    var fd: Int32
-    repeat { fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, mode) } while fd < 0 && errno == EINTR
-    if fd < 0 {
-        let e = errno
+    let fd: Int32
+    do throws(Errno) { fd = try valueOrErrno { open(path, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, mode) } } catch {
+        let e = error.rawValue
         if e == ELOOP { throw .failed("\(path) is a symbolic link; it must be a plain file (remove it: links in the state directory are never followed)") }
         if e == ENOENT { return nil }
         throw .failed("cannot open \(path): \(errnoText(e))"
@@ -99,9 +110,7 @@ public final class StateLock: Sendable {
         let operation = exclusive ? LOCK_EX : LOCK_SH
         let clock = ContinuousClock()
         let end = clock.now + timeout
-        while flock(fd, operation | LOCK_NB) != 0 {
-            let e = errno
-            if e == EINTR { continue }
+        while let e = flockFailure(fd, operation | LOCK_NB) {
             guard e == EWOULDBLOCK else {
                 close(fd)
                 throw .failed("cannot lock \(path): \(errnoText(e))")
@@ -150,9 +159,7 @@ public final class DaemonPresence {
             throw .failed("cannot create \(path)")
         }
         fd = opened
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            if errno == EINTR { continue }
-            let e = errno
+        if let e = flockFailure(fd, LOCK_EX | LOCK_NB) {
             close(fd)
             fd = -1
             if e == EWOULDBLOCK {
@@ -186,9 +193,8 @@ public final class DaemonPresence {
         let path = stateDirectory + "/" + fileName
         guard let fd = try openStateDotFile(path, O_RDONLY, 0) else { return .stopped }
         defer { close(fd) }
-        while flock(fd, LOCK_SH | LOCK_NB) != 0 {
-            if errno == EINTR { continue }
-            if errno != EWOULDBLOCK { throw .failed("cannot check \(path): \(errnoText(errno))") }
+        if let e = flockFailure(fd, LOCK_SH | LOCK_NB) {
+            if e != EWOULDBLOCK { throw .failed("cannot check \(path): \(errnoText(e))") }
             var buffer = [UInt8](repeating: 0, count: 4096)
             let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
             var pid: Int32?

@@ -6,6 +6,7 @@ import Glibc
 import Dispatch
 import Foundation
 import Logging
+import SystemPackage
 import UnwindCore
 
 /// The optional camera command of the grounding exercise, as configured, e.g.
@@ -228,12 +229,12 @@ public final class GroundingCamera: @unchecked Sendable {
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(timeout.nanoseconds)
         var status: Int32 = 0
         while true {
-            let r = waitpid(pid, &status, WNOHANG)
+            let r: pid_t
+            do throws(Errno) { r = try valueOrErrno { waitpid(pid, &status, WNOHANG) } } catch { return .notStarted(error.rawValue) }
             if r == pid { break }
-            if r < 0 && errno != EINTR { return .notStarted(errno) }
             if DispatchTime.now().uptimeNanoseconds >= deadline {
                 kill(pid, SIGKILL)
-                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+                _ = try? valueOrErrno { waitpid(pid, &status, 0) }
                 return .timedOut
             }
             usleep(5_000)

@@ -50,6 +50,18 @@ public func pointerOrErrno<P>(retryOnInterrupt: Bool = true, _ call: () -> P?) t
     return retryOnInterrupt ? try retryingInterrupts(once) : try once()
 }
 
+/// Hands `bytes` to `call` (write(2), send(2)) until every byte went: a short write goes on
+/// with the rest, EINTR is called again, any other failure is thrown (nothing written is taken
+/// back). A call that takes nothing of a non-empty buffer throws `.ioError`.
+public func writingAll(_ bytes: UnsafeRawBufferPointer, _ call: (UnsafeRawBufferPointer) -> Int) throws(Errno) {
+    var offset = 0
+    while offset < bytes.count {
+        let n = try valueOrErrno { call(UnsafeRawBufferPointer(rebasing: bytes[offset...])) }
+        if n == 0 { throw .ioError }
+        offset += n
+    }
+}
+
 /// The name in a directory entry readdir(3) returned, or nil when it is not UTF-8.
 ///
 /// Read in place, up to its NUL: a record is only as long as its name (`d_reclen`), so copying

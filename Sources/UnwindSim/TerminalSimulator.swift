@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Logging
 import Synchronization
+import SystemPackage
 import UnwindControl
 import UnwindSimulatedHardware
 import UnwindAssembly
@@ -72,11 +73,16 @@ final class KeyboardButtons: ButtonLines {
             while read(r, &buf, buf.count) > 0 {}
             onResize?()
         }
-        let n = read(STDIN_FILENO, &buf, buf.count)
         // End of input or a hung-up terminal (EIO): nobody can press a key any more, and the
         // descriptor would stay readable — quit as `q` does (the session is saved) instead of
-        // spinning on it.
-        if n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) { quit = true }
+        // spinning on it. EAGAIN: no key yet.
+        var n = 0
+        do throws(Errno) {
+            n = try valueOrErrno { read(STDIN_FILENO, &buf, buf.count) }
+            if n == 0 { quit = true }
+        } catch {
+            if error != .wouldBlock { quit = true }
+        }
         if n > 0 {
             let now = clock.now().instant
             var i = 0
@@ -336,12 +342,6 @@ extension TerminalSimulator {
 /// write(2) to standard output, whole, retried on EINTR.
 func writeTerminal(_ s: String) {
     var s = s
-    s.withUTF8 { b in
-        var off = 0
-        while off < b.count {
-            let w = write(STDOUT_FILENO, b.baseAddress! + off, b.count - off)
-            if w <= 0 { if errno == EINTR { continue }; break }
-            off += w
-        }
-    }
+    // A terminal that went away takes nothing more; reading it tells the simulator to quit.
+    s.withUTF8 { b in try? writingAll(UnsafeRawBufferPointer(b)) { write(STDOUT_FILENO, $0.baseAddress, $0.count) } }
 }

@@ -74,6 +74,11 @@ final class SimulatorOnTerminal: @unchecked Sendable {
         let end = clock.now + limit
         while process.isRunning && clock.now < end { usleep(20_000) }
         guard !process.isRunning else {
+            // Where it waits, for the failure's reader (the kernel's wait channel and state).
+            let pid = process.processIdentifier
+            let wchan = (try? String(contentsOfFile: "/proc/\(pid)/wchan", encoding: .utf8)) ?? "?"
+            let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? "?"
+            print("simulator \(pid) still running after \(limit): wchan \(wchan), stat \(stat)")
             // Never left behind when a test fails: it would spin on, unseen.
             kill(process.processIdentifier, SIGKILL)
             return nil

@@ -3,8 +3,10 @@ import Glibc
 #endif
 import Foundation
 import Logging
+import SystemPackage
 import UnwindControl
 import UnwindCore
+import UnwindDevices
 
 /// How a request is answered: now, or once something finishes (a write reaching the card, the
 /// modem answering). `poll` is asked on every pass of the loop until it gives an answer; once
@@ -213,10 +215,10 @@ public final class ControlServer {
     private func acceptWaiting(_ now: Moment) -> Bool {
         var changed = false
         for _ in 0..<Self.acceptsPerPass {
-            let fd = accept(listener, nil, nil)
-            if fd < 0 {
-                let e = errno
-                if e == EINTR || e == ECONNABORTED { continue }
+            let fd: Int32
+            do throws(Errno) { fd = try valueOrErrno { accept(listener, nil, nil) } } catch {
+                let e = error.rawValue
+                if e == ECONNABORTED { continue }
                 if e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM {
                     logger.error("control: cannot accept a connection: \(errnoText(e)); not accepting for 1 s")
                     acceptPausedUntil = now.instant + .seconds(1)
@@ -312,7 +314,13 @@ public final class ControlServer {
         var taken = 0
         while c.owesRequest && taken < Self.readPerPass {
             let room = ControlLimits.maximumRequest + 1 - c.input.count
-            let n = scratch.withUnsafeMutableBytes { Glibc.read(c.fd, $0.baseAddress, min($0.count, room)) }
+            let n: Int
+            do throws(Errno) {
+                n = try valueOrErrno { scratch.withUnsafeMutableBytes { Glibc.read(c.fd, $0.baseAddress, min($0.count, room)) } }
+            } catch {
+                if error != .wouldBlock { dropClient(c) }
+                return
+            }
             if n > 0 {
                 let start = c.input.count
                 c.input.append(contentsOf: scratch[0..<n])
@@ -327,12 +335,7 @@ public final class ControlServer {
                 }
                 continue
             }
-            if n == 0 {
-                c.eof = true
-                return
-            }
-            if errno == EINTR { continue }
-            if errno != EAGAIN && errno != EWOULDBLOCK { dropClient(c) }
+            c.eof = true
             return
         }
     }
@@ -397,15 +400,19 @@ public final class ControlServer {
 
     private func write(_ c: Client, _ now: Moment) {
         while !c.closed, !c.output.isEmpty {
-            let n = c.output.withUnsafeBytes { send(c.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
+            let n: Int
+            do throws(Errno) {
+                n = try valueOrErrno { c.output.withUnsafeBytes { send(c.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) } }
+            } catch {
+                if error != .wouldBlock { dropClient(c) }  // EAGAIN: the rest next pass
+                return
+            }
             if n > 0 {
                 c.output.removeFirst(n)
                 c.answerMoved = now.instant
                 if c.output.isEmpty { c.lastActivity = now.instant }
                 continue
             }
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return }  // the rest next pass
             dropClient(c)
             return
         }

@@ -43,14 +43,8 @@ public struct JournalLogHandler: LogHandler {
         text += TextSafety.escaped(message.description) + "\n"
         // One write(2) per line, so lines from the loop and the display thread never interleave.
         var line = text
-        line.withUTF8 { b in
-            var off = 0
-            while off < b.count {
-                // write(2), called again on EINTR; a log line that cannot be written is dropped.
-                guard let w = try? valueOrErrno({ write(STDERR_FILENO, b.baseAddress! + off, b.count - off) }), w > 0 else { break }
-                off += w
-            }
-        }
+        // A log line that cannot be written is dropped: there is nowhere left to say so.
+        line.withUTF8 { b in try? writingAll(UnsafeRawBufferPointer(b)) { write(STDERR_FILENO, $0.baseAddress, $0.count) } }
     }
 
     /// Bootstraps swift-log for the daemon: journal priorities under systemd, plain lines otherwise.

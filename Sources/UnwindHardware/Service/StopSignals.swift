@@ -21,15 +21,11 @@ public final class StopSignals {
     public func take() -> Int32? {
         var buffer = (UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0))
         var last: Int32?
-        while true {
-            let n = withUnsafeMutableBytes(of: &buffer) { read(descriptor, $0.baseAddress, $0.count) }
-            if n > 0 {
-                withUnsafeBytes(of: &buffer) { last = Int32($0[n - 1]) }
-                continue
-            }
-            if n < 0 && errno == EINTR { continue }
-            return last
+        // Until the pipe is empty (EAGAIN: it is non-blocking) or closed.
+        while let n = try? valueOrErrno({ withUnsafeMutableBytes(of: &buffer) { read(descriptor, $0.baseAddress, $0.count) } }), n > 0 {
+            withUnsafeBytes(of: &buffer) { last = Int32($0[n - 1]) }
         }
+        return last
     }
 }
 #endif

@@ -1,6 +1,7 @@
 #if os(Linux)
 import Glibc
 import UnwindCore
+import UnwindDevices
 
 /// Tells systemd how the daemon is doing, as sd_notify(3) does, without linking libsystemd:
 /// one datagram per message on the AF_UNIX socket named by $NOTIFY_SOCKET.
@@ -45,10 +46,11 @@ public final class SystemdNotifier {
         guard fd >= 0 else { return }
         var addr = address
         let len = addressLength
+        // A notification systemd does not take is not retried later: the next one says the same.
         _ = state.withCString { text in
             withUnsafePointer(to: &addr) { p in
                 p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
-                    sendto(fd, text, strlen(text), Int32(MSG_NOSIGNAL), sa, len)
+                    try? valueOrErrno { sendto(fd, text, strlen(text), Int32(MSG_NOSIGNAL), sa, len) }
                 }
             }
         }

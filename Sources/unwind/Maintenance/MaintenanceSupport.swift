@@ -3,6 +3,7 @@ import Foundation
 import UnwindAssembly
 import UnwindControl
 import UnwindCore
+import UnwindDevices
 import UnwindDevice
 import UnwindHardware
 
@@ -106,17 +107,12 @@ func writeFile(_ path: String, _ bytes: [UInt8], replace: Bool) throws(ControlFa
     let temporary = directory + "/.\(url.lastPathComponent).tmp-\(getpid())"
     let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o640)
     if fd < 0 { throw .failed("cannot write \(path): \(String(cString: strerror(errno)))") }
-    var offset = 0
-    while offset < bytes.count {
-        let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        if n < 0 && errno == EINTR { continue }
-        if n <= 0 {
-            let e = errno
-            close(fd)
-            unlink(temporary)
-            throw .failed("cannot write \(path): \(String(cString: strerror(e)))")
-        }
-        offset += n
+    do {
+        try bytes.withUnsafeBytes { b in try writingAll(b) { write(fd, $0.baseAddress, $0.count) } }
+    } catch {
+        close(fd)
+        unlink(temporary)
+        throw .failed("cannot write \(path): \(error)")
     }
     let synced = fsync(fd) == 0
     close(fd)
