@@ -101,7 +101,7 @@ let package = Package(
             ]
         ),
         // A child process the file-store tests kill with SIGKILL mid-write.
-        .executableTarget(name: "store-writer", dependencies: ["UnwindHardware"], path: "Tests/StoreWriter"),
+        .executableTarget(name: "store-writer", dependencies: ["UnwindDevices", "UnwindHardware"], path: "Tests/StoreWriter"),
         // The panic path in a child process the outbox restart test kills with SIGKILL.
         .executableTarget(
             name: "alert-sender",

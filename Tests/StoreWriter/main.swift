@@ -21,8 +21,9 @@ import UnwindDevices
 //
 // The contents are self-describing: a header line "<tag> <total length> <FNV-1a 64 of the body,
 // 16 hex digits>\n" and then deterministic text, A 65 536 bytes, B 61 440 bytes.
-// DirectoryStoreTests.swift has its own copy of `storeWriterContent` and must stay in sync.
+// The tests ask this binary for them (`store-writer --content A|B`): one definition, here.
 
+import UnwindDevices
 import UnwindHardware
 
 #if canImport(Glibc)
@@ -191,12 +192,8 @@ switch arguments.count {
 case 3 where arguments[1] == "--content" && (arguments[2] == "A" || arguments[2] == "B"):
     // The test reads the contents from here rather than keeping its own copy of the generator.
     let content = storeWriterContent(arguments[2])
-    var offset = 0
-    while offset < content.count {
-        let n = content[offset...].withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
-        if n > 0 { offset += n } else if errno != EINTR { exit(1) }
-    }
-    exit(0)
+    let written: Bool = content.withUnsafeBytes { b in (try? writingAll(b) { write(1, $0.baseAddress, $0.count) }) != nil }
+    exit(written ? 0 : 1)
 case 3:
     writeForever(directory: arguments[1], name: arguments[2])
 case 4 where arguments[1] == "--transaction-kill-at" || arguments[1] == "--recovery-kill-at":
