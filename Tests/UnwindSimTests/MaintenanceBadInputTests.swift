@@ -7,6 +7,7 @@ import UnwindControl
 import UnwindSimulatedHardware
 import UnwindCore
 import UnwindDevice
+import UnwindModem
 import UnwindSim
 
 /// Every command with bad input: each gives one line on standard error and a non-zero exit,
@@ -207,6 +208,39 @@ import UnwindSim
             expectFailure(r, code, needsDevice ? "the device is not running" : words)
         }
         #expect(stateSnapshot(dir) == before)
+    }
+
+    /// With the device stopped, `status` reads the outbox's journals: a message the network took
+    /// and that waits for its delivery report is not "waiting to be sent" (it used to be counted
+    /// so), nor is one that failed for good; an unreadable file is said to be one.
+    @Test func aStoppedDevicesOutboxIsToldAsItsFilesSay() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let outbox = dir + "/outbox"
+        try FileManager.default.createDirectory(atPath: outbox, withIntermediateDirectories: true)
+        let alert = try AlertSlot(name: "Mum", number: "+17785551234", message: "Having a panic attack, please call")
+        func write(_ id: String, _ change: (inout OutboxEntry) -> Void) throws {
+            var e = OutboxEntry(id: MessageID(id), created: WallTime(secondsSinceEpoch: 1_790_000_000), sequence: 1,
+                                slot: 1, alert: alert, reference: 7)
+            change(&e)
+            try Outbox.format(e).write(toFile: outbox + "/\(id)" + Outbox.fileExtension, atomically: true, encoding: .utf8)
+        }
+        try write("a1") { _ in }
+        try write("a2") { _ in }
+        try write("b1") { $0.partsSent = 1; $0.references = [12]; $0.sentAt = WallTime(secondsSinceEpoch: 1_790_000_010) }
+        try write("c1") { $0.failure = "unassigned number" }
+        try "not an outbox file\n".write(toFile: outbox + "/d1.msg", atomically: true, encoding: .utf8)
+        let before = stateSnapshot(dir)
+        let status = UnwindRun.run(["status", "--state", dir])
+        #expect(status.status == 1)
+        #expect(status.stdout.contains("Outbox:    2 waiting to be sent when the device starts; 1 sent, waiting for a delivery report; "
+                                       + "1 failed, not retried (the device says why in unwind status once it runs); "
+                                       + "1 unreadable (set aside when the device starts)"), "\(status.stdout)")
+        #expect(stateSnapshot(dir) == before, "status changed the state directory")
+        let empty = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: empty) }
+        #expect(UnwindRun.run(["status", "--state", empty]).stdout.contains("Outbox:    empty"))
+        #expect(!FileManager.default.fileExists(atPath: empty + "/outbox"), "status made an outbox directory")
     }
 
     @Test func aDeviceThatIsNotRunning() throws {

@@ -1,9 +1,13 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import ArgumentParser
 import Foundation
 import UnwindControl
 import UnwindCore
 import UnwindDevice
 import UnwindHardware
+import UnwindModem
 import UnwindRender
 
 /// `unwind status`: the device at a glance.
@@ -110,9 +114,31 @@ struct StatusCommand: ParsableCommand {
             }
         }
         say("Alerts:    " + slots.joined(separator: " · "))
-        let outbox = m.stateDirectory + "/outbox"
-        let waiting = ((try? FileManager.default.contentsOfDirectory(atPath: outbox)) ?? []).filter { $0.hasSuffix(".msg") }.count
-        say("Outbox:    \(waiting) message(s) waiting to be sent when the device starts")
+        say("Outbox:    " + Self.outboxSummary(m.stateDirectory + "/outbox"))
+    }
+
+    /// What the outbox's files say, read without changing anything: a message stays there after
+    /// the network took it, while it waits for its delivery report, so a file is not "waiting
+    /// to be sent" unless its journal says so.
+    static func outboxSummary(_ path: String) -> String {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR,
+              let store = try? DirectoryStore.outbox(at: path), let names = try? store.names() else { return "empty" }
+        var toSend = 0, awaitingReport = 0, notRetried = 0, unreadable = 0
+        for name in names where name.hasSuffix(Outbox.fileExtension) {
+            let id = MessageID(String(name.dropLast(Outbox.fileExtension.count)))
+            guard let bytes = try? store.read(name), let entry = try? Outbox.parse(bytes, id: id) else {
+                unreadable += 1
+                continue
+            }
+            if entry.failure != nil { notRetried += 1 } else if entry.sentAt != nil { awaitingReport += 1 } else { toSend += 1 }
+        }
+        var parts: [String] = []
+        if toSend > 0 { parts.append("\(toSend) waiting to be sent when the device starts") }
+        if awaitingReport > 0 { parts.append("\(awaitingReport) sent, waiting for a delivery report") }
+        if notRetried > 0 { parts.append("\(notRetried) failed, not retried (the device says why in unwind status once it runs)") }
+        if unreadable > 0 { parts.append("\(unreadable) unreadable (set aside when the device starts)") }
+        return parts.isEmpty ? "empty" : parts.joined(separator: "; ")
     }
 }
 
