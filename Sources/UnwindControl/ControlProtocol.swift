@@ -310,6 +310,9 @@ public struct StatusReport: Codable, Equatable, Sendable {
     public var version: String?
     public var sessionRunning: Bool?
     public var alertsPending: Bool?
+    /// The pattern the breathing page offers now and the session length SELECT starts, e.g.
+    /// "box: 4-4-4-4 (3.7 breaths a minute); sessions open-ended".
+    public var breathing: String?
     public var help: Help?
     package init(pid: Int32, startedAt: Int64, now: Int64, stateDirectory: String, page: String, overlay: String, session: String, display: String, displayHealth: String?, totalSeconds: Int64, sessions: Int64, shortestSeconds: Int64, longestSeconds: Int64, mantraCount: Int, currentMantra: Int, reminder: String, nextReminder: Int64?, alertSlots: [String], modem: Modem?, outboxPending: Int, outboxFailed: Int, messages: [Message], framesRendered: Int, framesMissed: Int, loopErrors: Int, recentErrors: [String]) {
         self.pid = pid

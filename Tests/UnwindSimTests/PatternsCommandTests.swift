@@ -18,6 +18,10 @@ import UnwindControl
         rig.buttons.tap(.left)
         #expect(rig.wait { rig.loop.core.state.breathing.preset.name == "evening" })
         #expect(rig.wait { rig.file("breathing.txt") == "pattern evening\nlength open\n" })
+        // The maintainer sees the choice in `unwind status`.
+        let status = rig.unwind(["status"])
+        #expect(status.stdout.contains("Pattern:   evening: 4,2,8,0 (") && status.stdout.contains("; sessions open-ended"), "\(status)")
+        #expect(rig.status()?.breathing?.hasPrefix("evening: 4,2,8,0") == true)
         let slow = rig.unwind(["patterns", "add", "slowing", "4,0,6,0 from 11 over 180"])
         #expect(slow.status == 0, "\(slow)")
         let list = rig.unwind(["patterns", "list"])

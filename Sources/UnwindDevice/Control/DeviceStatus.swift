@@ -52,6 +52,9 @@ enum DeviceStatus {
         report.alertsPending = pending > 0 || s.panic.progress.contains { !$0.delivery.isFinished }
             || s.panic.aftercare.escalation.isActive || s.checkIn.sendsAt != nil
         report.help = Self.help(s, settings: settings, now: now)
+        let minutes = s.breathing.minutes
+        report.breathing = MaintenanceEdits.describe(s.breathing.preset)
+            + (minutes > 0 ? "; sessions of \(minutes) min" : "; sessions open-ended")
         return report
     }
 

@@ -51,6 +51,7 @@ struct StatusCommand: ParsableCommand {
         say("Screen:    \(s.page) page\(s.overlay == "none" ? "" : ", showing \(s.overlay)"); display \(s.display)"
             + (s.displayHealth.map { ", panel \($0)" } ?? ""))
         say("Session:   \(s.session)")
+        if let b = s.breathing { say("Pattern:   \(b)") }
         say("Breathing: \(s.sessions) session\(s.sessions == 1 ? "" : "s"), total \(clockText(s.totalSeconds)) (shortest \(clockText(s.shortestSeconds)), longest \(clockText(s.longestSeconds)))")
         say("Mantras:   \(s.mantraCount)" + (s.currentMantra > 0 ? " (showing number \(s.currentMantra))" : ""))
         say("Reminder:  \(s.reminder)" + (s.reminder == "never" ? ""
