@@ -57,11 +57,13 @@ package_build() {
     for p in adduser gpiod libgpiod2 libi2c0 libqrencode4 libc6 $([ -n "$pkg_swift_runtime" ] || echo libstdc++6); do
         case "$names" in *" $p "*) ;; *) missing="$missing $p" ;; esac
     done
-    if [ -z "$missing" ] && ! echo "$deps" | grep -qi swift; then
+    # postinst's `adduser --comment`: adduser 3.130 added it (3.118, bullseye's, refuses it).
+    case ", $deps," in *", adduser (>= 3.130),"*) ;; *) missing="$missing adduser(>=3.130)" ;; esac
+    if [ -z "$missing" ] && ! grep -qi swift <<<"$deps"; then
         ok "Depends: $deps"
     else
         echo "Depends: $deps; missing:$missing" >"$out.deps"
-        bad "Depends names the runtime libraries' bookworm packages (libgpiod2, libi2c0, libqrencode4)" "$out.deps"
+        bad "Depends names adduser (>= 3.130) and the runtime libraries' bookworm packages (libgpiod2, libi2c0, libqrencode4)" "$out.deps"
     fi
     # A static release build needs no Swift runtime at all.
     if [ -z "$pkg_swift_runtime" ]; then
