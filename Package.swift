@@ -88,6 +88,7 @@ let package = Package(
                 "UnwindSim",
                 "UnwindAssembly",
                 "UnwindControl",
+                "CLinuxSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -3,7 +3,8 @@
 # Idempotent: a second run installs nothing. Swift itself must already be installed.
 set -euo pipefail
 
-packages=(pkg-config libgpiod-dev libi2c-dev libqrencode-dev zbar-tools)
+# strace: a test stalls `unwind backup` in its fsync and interrupts it there.
+packages=(pkg-config libgpiod-dev libi2c-dev libqrencode-dev zbar-tools strace)
 
 if ! command -v swift >/dev/null 2>&1; then
     echo "dev-deps: 'swift' is not on PATH; install Swift 6 first (https://www.swift.org/install/linux/)." >&2

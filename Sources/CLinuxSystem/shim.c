@@ -52,3 +52,13 @@ int unwind_stop_signals_install(const int *signals, size_t count)
     }
     return stop_pipe[0];
 }
+
+int unwind_open_unnamed(const char *directory, unsigned int mode) {
+#ifdef O_TMPFILE
+    return open(directory, O_TMPFILE | O_WRONLY | O_CLOEXEC, (mode_t)mode);
+#else
+    (void)directory; (void)mode;
+    errno = EOPNOTSUPP;
+    return -1;
+#endif
+}

@@ -339,9 +339,27 @@ extension TerminalSimulator {
     }
 }
 
-/// write(2) to standard output, whole, retried on EINTR.
+/// write(2) to standard output, whole. Standard output is usually the terminal's one open file
+/// with standard input, which the simulator makes non-blocking: when the terminal is slow to
+/// take a frame (a stalled SSH link, a paused window), EAGAIN waits for room (poll, up to 2 s
+/// at a time) instead of dropping the rest of the frame, which would leave half a picture or
+/// half an escape sequence on the screen. This runs on the display thread, never the loop's.
+/// A terminal that takes nothing for 2 s, or went away, gets the rest dropped; reading it tells
+/// the simulator to quit.
 func writeTerminal(_ s: String) {
     var s = s
-    // A terminal that went away takes nothing more; reading it tells the simulator to quit.
-    s.withUTF8 { b in try? writingAll(UnsafeRawBufferPointer(b)) { write(STDOUT_FILENO, $0.baseAddress, $0.count) } }
+    s.withUTF8 { b in
+        var rest = UnsafeRawBufferPointer(b)
+        while !rest.isEmpty {
+            do throws(Errno) {
+                let n = try valueOrErrno { write(STDOUT_FILENO, rest.baseAddress, rest.count) }
+                if n == 0 { return }
+                rest = UnsafeRawBufferPointer(rebasing: rest[n...])
+            } catch {
+                guard error == .wouldBlock else { return }
+                var p = pollfd(fd: STDOUT_FILENO, events: Int16(POLLOUT), revents: 0)
+                guard (try? valueOrErrno { poll(&p, 1, 2_000) }) == 1 else { return }
+            }
+        }
+    }
 }

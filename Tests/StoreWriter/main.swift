@@ -60,11 +60,7 @@ func storeWriterContent(_ tag: String) -> [UInt8] {
 
 func say(_ text: String, to fd: Int32 = 1) {
     let bytes = Array((text + "\n").utf8)
-    var offset = 0
-    while offset < bytes.count {
-        let written = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        if written > 0 { offset += written } else if errno != EINTR { return }
-    }
+    _ = bytes.withUnsafeBytes { b in try? writingAll(b) { write(fd, $0.baseAddress, $0.count) } }
 }
 
 func die(_ text: String) -> Never {

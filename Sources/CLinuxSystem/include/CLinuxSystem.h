@@ -15,3 +15,8 @@ int unwind_terminal_size(int fd, unsigned short *columns, unsigned short *rows);
 /// signal lands); returns the pipe's read end for poll(2), or -1 and errno. Calling it again
 /// adds signals to the same pipe.
 int unwind_stop_signals_install(const int *signals, size_t count);
+
+/// open(2) of an unnamed regular file in `directory` (O_TMPFILE | O_WRONLY | O_CLOEXEC, whose
+/// value differs between architectures and is a macro Swift does not import): the descriptor,
+/// or -1 and errno (EOPNOTSUPP, EISDIR or EINVAL where the file system has no unnamed files).
+int unwind_open_unnamed(const char *directory, unsigned int mode);

@@ -214,19 +214,15 @@ struct PseudoTerminalModem: Sendable {
     mutating func step(now: Instant) {
         guard master >= 0 else { return }
         var buf = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = buf.withUnsafeMutableBytes { read(master, $0.baseAddress, $0.count) }
-            if n > 0 {
-                modem.receive(buf[0..<n], at: now)
-                continue
-            }
-            break  // EAGAIN; EIO only while no slave is open, which never happens here
+        // Until EAGAIN (EIO only while no slave is open, which never happens here).
+        while let n = try? valueOrErrno({ buf.withUnsafeMutableBytes { read(master, $0.baseAddress, $0.count) } }), n > 0 {
+            modem.receive(buf[0..<n], at: now)
         }
         modem.advance(to: now)
         let due = modem.takeOutput(dueBy: now)
         var off = 0
         while off < due.count {
-            let n = due[off...].withUnsafeBytes { write(master, $0.baseAddress, $0.count) }
+            let n = (try? valueOrErrno { due[off...].withUnsafeBytes { write(master, $0.baseAddress, $0.count) } }) ?? 0
             if n <= 0 {
                 // The pty buffer is full (the device is not reading): keep the rest for later.
                 modem.putBack(due[off...], at: now)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CLinuxSystem
 import Foundation
 import UnwindAssembly
 import UnwindControl
@@ -96,8 +97,13 @@ func readFile(_ path: String, limit: Int) throws(ControlFailure) -> [UInt8] {
     }
 }
 
-/// Writes a new file atomically (temporary file beside it, fsync, rename); refuses to replace
-/// an existing one unless `replace`.
+/// Writes a new file atomically; refuses to replace an existing one unless `replace`.
+///
+/// The bytes are written and fsynced into an unnamed file in the target's directory (O_TMPFILE)
+/// and only then given a name (linkat through /proc/self/fd): a command interrupted before that
+/// (Ctrl-C during the fsync) leaves nothing behind — a backup holds the contacts' numbers, and a
+/// forgotten hidden copy of them is a leak. Where the file system has no unnamed files (vfat),
+/// a temporary name beside it, removed on failure, as before.
 func writeFile(_ path: String, _ bytes: [UInt8], replace: Bool) throws(ControlFailure) {
     if !replace && FileManager.default.fileExists(atPath: path) {
         throw .input("\(path) already exists; add --force to replace it")
@@ -105,21 +111,34 @@ func writeFile(_ path: String, _ bytes: [UInt8], replace: Bool) throws(ControlFa
     let url = URL(fileURLWithPath: path)
     let directory = url.deletingLastPathComponent().path
     let temporary = directory + "/.\(url.lastPathComponent).tmp-\(getpid())"
-    let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o640)
-    if fd < 0 { throw .failed("cannot write \(path): \(String(cString: strerror(errno)))") }
-    do {
-        try bytes.withUnsafeBytes { b in try writingAll(b) { write(fd, $0.baseAddress, $0.count) } }
-    } catch {
-        close(fd)
-        unlink(temporary)
-        throw .failed("cannot write \(path): \(error)")
+    func failure(_ e: Int32) -> ControlFailure { .failed("cannot write \(path): \(String(cString: strerror(e)))") }
+    var fd = (try? valueOrErrno { unwind_open_unnamed(directory.isEmpty ? "." : directory, 0o640) }) ?? -1
+    let unnamed = fd >= 0
+    if !unnamed {
+        fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o640)
+        if fd < 0 { throw failure(errno) }
     }
-    let synced = fsync(fd) == 0
-    close(fd)
-    if !synced || rename(temporary, path) != 0 {
+    defer { close(fd) }
+    var written = true
+    do { try bytes.withUnsafeBytes { b in try writingAll(b) { write(fd, $0.baseAddress, $0.count) } } } catch { written = false }
+    if !written || fsync(fd) != 0 {
+        let e = written ? errno : EIO
+        if !unnamed { unlink(temporary) }
+        throw failure(e)
+    }
+    if unnamed {
+        let source = "/proc/self/fd/\(fd)"
+        if !replace {
+            // EEXIST if the name was taken meanwhile: never replaced without --force.
+            if linkat(AT_FDCWD, source, AT_FDCWD, path, AT_SYMLINK_FOLLOW) != 0 { throw failure(errno) }
+            return
+        }
+        if linkat(AT_FDCWD, source, AT_FDCWD, temporary, AT_SYMLINK_FOLLOW) != 0 { throw failure(errno) }
+    }
+    if rename(temporary, path) != 0 {
         let e = errno
         unlink(temporary)
-        throw .failed("cannot write \(path): \(String(cString: strerror(e)))")
+        throw failure(e)
     }
 }
 
