@@ -6,16 +6,21 @@
 # (tests/ansible/connection_plugins/unwind_chroot.py), get packages built by build-deb.sh
 # from a stand-in executable (tests/ansible/fake-unwind: `unwind status --json` as a running
 # device answers it, or, built unhealthy, as a device whose daemon is down) and a stand-in
-# systemctl (no systemd runs in a chroot). Then:
+# systemctl (no systemd runs in a chroot; tests/ansible/fake-systemctl), which the package's
+# postinst calls as on a device (the chroots have /run/systemd/system) and which (re)starts the
+# stand-in daemon: a pid, a start time, the version and health of the executable installed then.
+# Then:
 #   check mode on fresh devices; a run (both installed, contacts and configuration written,
 #   no contact in the output); a second run and check mode with changed=0; an unhealthy
 #   release: the first device (serial's first batch of one) installs it, fails the health
 #   check, gets the previous version back and is reported, the second is never touched; a
 #   device in a breathing session is waited for; one with calls to contacts due (only
 #   "alertsPending" says so) or, from a daemon older than 1.1.0, an alert in the outbox (only
-#   the prose says so) is not updated; a release whose daemon reports the old version (the old
-#   binary still running) fails the health check and is rolled back; a bad contact is refused
-#   without being shown. Then the apt repository path: a flat repository in the device,
+#   the prose says so) is not updated; a release whose daemon reports another version fails the
+#   health check and is rolled back; a rebuild (2.0.2+rebuild1, its daemon says 2.0.2 as the old
+#   one does) whose restart did not take (the same pid and start time still answer) fails it at
+#   the restart rule and is rolled back, and one whose restart did take passes; a bad contact is
+#   refused without being shown. Then the apt repository path: a flat repository in the device,
 #   check mode (nothing added), "latest" installed and kept in good/ (apt-get download), a
 #   second run with changed=0, an unhealthy release published there rolled back.
 
@@ -56,8 +61,11 @@ ansible_tests() {
     local d
     for d in "$d1" "$d2"; do
         make_chroot "$d" || { bad "a bookworm chroot for the playbook" "$work/debootstrap.out"; return; }
-        install -m 0755 "$here/tests/ansible/fake-systemctl" "$d/usr/local/bin/systemctl"
-        mkdir -p "$d/var/lib/unwind-test"
+        # Where systemd's own is (no systemd package in the chroot): apt-get runs dpkg with
+        # PATH=/usr/sbin:/usr/bin:/sbin:/bin (DPkg::Path), which has no /usr/local. As on a
+        # device, the postinst (re)starts the service through deb-systemd-invoke.
+        install -m 0755 "$here/tests/ansible/fake-systemctl" "$d/usr/bin/systemctl"
+        mkdir -p "$d/var/lib/unwind-test" "$d/run/systemd/system"
     done
     printf 'all:\n  hosts:\n    dev1:\n      ansible_host: %s\n    dev2:\n      ansible_host: %s\n  vars:\n    ansible_connection: unwind_chroot\n    ansible_python_interpreter: /usr/bin/python3\n' \
         "$d1" "$d2" >"$inv"
@@ -181,22 +189,24 @@ VARS
     fi
     rm -f "$d2/var/lib/unwind-test/pending" "$d2/var/lib/unwind-test/prose-only"
 
-    # A release after which the old daemon still runs (it reports 2.0.2 under package 2.0.3):
-    # not healthy; dev1 gets 2.0.2 back.
+    # A release whose daemon, restarted, reports another version (2.0.2 under package 2.0.3: a
+    # --version that does not start with the daemon's): not healthy; dev1 gets 2.0.2 back.
     local stale
     stale=$(fake_package 2.0.3 yes 2.0.2) || { bad "stand-in package 2.0.3" "$work/fake-debs.out"; return; }
     out=$work/ansible-stale.out
     why=
     if (cd "$dir" && "${play[@]}" -e "unwind_package_file=$stale" --limit dev1) >"$out" 2>&1; then why="the play passed"
     elif [ "$(installed "$d1")" != 2.0.2 ]; then why="dev1 runs $(installed "$d1"), not 2.0.2 again"
-    elif ! grep -q 'dev1: unwind 2.0.3 failed its health check at .*Health - the daemon runs the installed version.*The running daemon reports version 2.0.2, the installed package is 2.0.3.*Reinstalled 2.0.2, which passes the health check' "$out"; then why="no report of dev1's old daemon"
+    elif ! grep -q 'dev1: unwind 2.0.3 failed its health check at .*Health - the daemon runs the installed version.*The running daemon reports version 2.0.2, the installed package is 2.0.3: NOT the installed version\. It runs as pid [0-9]*, .*: restarted since\..*Reinstalled 2.0.2, which passes the health check' "$out"; then why="no report of dev1's daemon version"
     fi
     if [ -z "$why" ]; then
-        ok "a release whose daemon still reports the old version: dev1 fails the health check (version 2.0.2 under package 2.0.3), gets 2.0.2 back"
+        ok "a release whose daemon reports another version: dev1 fails the health check (version 2.0.2 under package 2.0.3), gets 2.0.2 back"
     else
         echo "$why" >>"$out"
-        bad "a release after which the old daemon still runs is rolled back" "$out"
+        bad "a release whose daemon reports another version is rolled back" "$out"
     fi
+
+    no_restart_tests "$d1"
 
     apt_repo_tests "$d2" "$good" "$good4"
     ansible_s=$(($(date +%s) - t0))
@@ -211,6 +221,50 @@ VARS
         ok "ansible refuses an unquoted number, without showing it"
     else
         bad "ansible refuses an unquoted number, without showing it" "$out"
+    fi
+}
+
+# no_restart_tests DEVICE: on dev1 (DEVICE), which runs 2.0.2, rebuilds whose daemon says 2.0.2
+# as the running one does, so that only the restart rule can tell the old daemon from the new.
+no_restart_tests() {
+    local d=$1 r1 r2 out why before after
+    r1=$(fake_package 2.0.2+rebuild1 yes 2.0.2) && r2=$(fake_package 2.0.2+rebuild2 yes 2.0.2) ||
+        { bad "stand-in packages 2.0.2+rebuild1/2" "$work/fake-debs.out"; return; }
+
+    # The postinst's restart does not take (once): the same daemon, pid and start time, answers
+    # after the upgrade; the version rule passes, the restart rule does not. The rollback's
+    # reinstall of 2.0.2 restarts it.
+    before=$(cat "$d/var/lib/unwind-test/daemon")
+    echo 1 >"$d/var/lib/unwind-test/no-restart"
+    out=$work/ansible-no-restart.out
+    why=
+    if (cd "$dir" && "${play[@]}" -e "unwind_package_file=$r1" --limit dev1) >"$out" 2>&1; then why="the play passed"
+    elif [ "$(installed "$d")" != 2.0.2 ]; then why="dev1 runs $(installed "$d"), not 2.0.2 again"
+    elif ! grep -q 'dev1: unwind 2.0.2+rebuild1 failed its health check at .*Health - the daemon runs the installed version.*The running daemon reports version 2.0.2, the installed package is 2.0.2+rebuild1: the version matches\. It runs as pid [0-9]*, started [0-9]* s [a-z]* the installation began (pid [0-9]*, started at [0-9]*, answered then; now: started at [0-9]*): NOT restarted since: the old daemon still runs\..*Reinstalled 2.0.2, which passes the health check' "$out"; then why="no report of dev1's old daemon"
+    elif [ "$(cat "$d/var/lib/unwind-test/no-restart" 2>/dev/null || echo 0)" != 0 ]; then why="the restart that does not take was not tried"
+    elif [ "$(cat "$d/var/lib/unwind-test/daemon")" = "$before" ]; then why="the rollback did not restart the daemon"
+    fi
+    if [ -z "$why" ]; then
+        ok "a rebuild 2.0.2+rebuild1 whose daemon was not restarted (same pid and start time, same version 2.0.2): fails the restart rule, gets 2.0.2 back"
+    else
+        echo "$why; daemon before: $before, now: $(cat "$d/var/lib/unwind-test/daemon")" >>"$out"
+        bad "a rebuild whose daemon was not restarted is rolled back" "$out"
+    fi
+
+    # The same with the restart taking: healthy, kept in good/.
+    before=$(cat "$d/var/lib/unwind-test/daemon")
+    out=$work/ansible-rebuild.out
+    why=
+    if ! (cd "$dir" && "${play[@]}" -e "unwind_package_file=$r2" --limit dev1) >"$out" 2>&1; then why="the play failed"
+    elif [ "$(installed "$d")" != 2.0.2+rebuild2 ]; then why="dev1 runs $(installed "$d"), not 2.0.2+rebuild2"
+    elif after=$(cat "$d/var/lib/unwind-test/daemon") && [ "${after%% *}" = "${before%% *}" ]; then why="the daemon's pid did not change"
+    elif [ ! -f "$d/var/cache/unwind-deploy/good/$(basename "$r2")" ]; then why="no good/$(basename "$r2")"
+    fi
+    if [ -z "$why" ]; then
+        ok "a rebuild 2.0.2+rebuild2 whose daemon restarted (another pid, same version 2.0.2): healthy, kept in good/"
+    else
+        echo "$why" >>"$out"
+        bad "a rebuild whose daemon restarted passes the health check" "$out"
     fi
 }
 
