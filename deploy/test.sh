@@ -33,6 +33,11 @@ bad() {
     if [ -n "${2:-}" ] && [ -f "$2" ]; then sed 's/^/      | /' "$2" | tail -n 40; fi
 }
 skip() { skipped=$((skipped + 1)); printf 'skip  %s (%s)\n' "$1" "$2"; }
+# verdict WHY PASSED FAILED OUT: ok PASSED when the checks left WHY empty, else bad FAILED with
+# WHY added to the command's output OUT.
+verdict() {
+    if [ -z "$1" ]; then ok "$2"; else echo "$1" >>"$4"; bad "$3" "$4"; fi
+}
 # check NAME COMMAND...: runs COMMAND with its output in a log shown on failure.
 check() {
     local name=$1 log

@@ -106,12 +106,7 @@ VARS
     elif [ "$(readlink "$d1/etc/udev/rules.d/99-unwind-modem-uart.rules")" != /usr/share/unwind/udev/99-unwind-modem-uart.rules ]; then why="unwind-setup --modem-on-uart did not run"
     elif grep -q '16045550100' "$out"; then why="the output shows a contact's number"
     fi
-    if [ -z "$why" ]; then
-        ok "ansible-playbook: both devices installed and healthy, alerts and configuration written, unwind-setup run, no contact in the output"
-    else
-        echo "$why" >>"$out"
-        bad "ansible-playbook installs two devices" "$out"
-    fi
+    verdict "$why" "ansible-playbook: both devices installed and healthy, alerts and configuration written, unwind-setup run, no contact in the output" "ansible-playbook installs two devices" "$out"
 
     out=$work/ansible-run2.out
     if (cd "$dir" && "${play[@]}" -e "unwind_package_file=$good") >"$out" 2>&1 && changed0 "$out" dev1 && changed0 "$out" dev2; then
@@ -147,12 +142,7 @@ VARS
     elif ! recap "$out" dev1 | grep -q 'failed=1'; then why="dev1 not failed in the recap"
     elif grep -q '16045550100' "$out"; then why="the output shows a contact's number"
     fi
-    if [ -z "$why" ]; then
-        ok "an unhealthy release: dev1 fails the health check, gets 2.0.0 back and is reported; dev2 (next batch) untouched"
-    else
-        echo "$why" >>"$out"
-        bad "an unhealthy release is rolled back and stops the rollout" "$out"
-    fi
+    verdict "$why" "an unhealthy release: dev1 fails the health check, gets 2.0.0 back and is reported; dev2 (next batch) untouched" "an unhealthy release is rolled back and stops the rollout" "$out"
 
     # A breathing session on dev1 for the next three answers: the update waits for its end.
     echo 3 >"$d1/var/lib/unwind-test/session"
@@ -199,12 +189,7 @@ VARS
     elif [ "$(installed "$d1")" != 2.0.2 ]; then why="dev1 runs $(installed "$d1"), not 2.0.2 again"
     elif ! grep -q 'dev1: unwind 2.0.3 failed its health check at .*Health - the daemon runs the installed version.*The running daemon reports version 2.0.2, the installed package is 2.0.3: NOT the installed version\. It runs as pid [0-9]*, .*: restarted since\..*Reinstalled 2.0.2, which passes the health check' "$out"; then why="no report of dev1's daemon version"
     fi
-    if [ -z "$why" ]; then
-        ok "a release whose daemon reports another version: dev1 fails the health check (version 2.0.2 under package 2.0.3), gets 2.0.2 back"
-    else
-        echo "$why" >>"$out"
-        bad "a release whose daemon reports another version is rolled back" "$out"
-    fi
+    verdict "$why" "a release whose daemon reports another version: dev1 fails the health check (version 2.0.2 under package 2.0.3), gets 2.0.2 back" "a release whose daemon reports another version is rolled back" "$out"
 
     no_restart_tests "$d1"
 
@@ -244,12 +229,8 @@ no_restart_tests() {
     elif [ "$(cat "$d/var/lib/unwind-test/no-restart" 2>/dev/null || echo 0)" != 0 ]; then why="the restart that does not take was not tried"
     elif [ "$(cat "$d/var/lib/unwind-test/daemon")" = "$before" ]; then why="the rollback did not restart the daemon"
     fi
-    if [ -z "$why" ]; then
-        ok "a rebuild 2.0.2+rebuild1 whose daemon was not restarted (same pid and start time, same version 2.0.2): fails the restart rule, gets 2.0.2 back"
-    else
-        echo "$why; daemon before: $before, now: $(cat "$d/var/lib/unwind-test/daemon")" >>"$out"
-        bad "a rebuild whose daemon was not restarted is rolled back" "$out"
-    fi
+    [ -z "$why" ] || why="$why; daemon before: $before, now: $(cat "$d/var/lib/unwind-test/daemon")"
+    verdict "$why" "a rebuild 2.0.2+rebuild1 whose daemon was not restarted (same pid and start time, same version 2.0.2): fails the restart rule, gets 2.0.2 back" "a rebuild whose daemon was not restarted is rolled back" "$out"
 
     # The same with the restart taking: healthy, kept in good/.
     before=$(cat "$d/var/lib/unwind-test/daemon")
@@ -260,12 +241,7 @@ no_restart_tests() {
     elif after=$(cat "$d/var/lib/unwind-test/daemon") && [ "${after%% *}" = "${before%% *}" ]; then why="the daemon's pid did not change"
     elif [ ! -f "$d/var/cache/unwind-deploy/good/$(basename "$r2")" ]; then why="no good/$(basename "$r2")"
     fi
-    if [ -z "$why" ]; then
-        ok "a rebuild 2.0.2+rebuild2 whose daemon restarted (another pid, same version 2.0.2): healthy, kept in good/"
-    else
-        echo "$why" >>"$out"
-        bad "a rebuild whose daemon restarted passes the health check" "$out"
-    fi
+    verdict "$why" "a rebuild 2.0.2+rebuild2 whose daemon restarted (another pid, same version 2.0.2): healthy, kept in good/" "a rebuild whose daemon restarted passes the health check" "$out"
 }
 
 # apt_repo_tests DEVICE DEB-2.0.0 DEB-2.0.2: the role with unwind_apt_version (the other way to
@@ -296,12 +272,7 @@ apt_repo_tests() {
     elif ! ls "$d/var/cache/unwind-deploy/good/unwind_2.0.2_"*.deb >/dev/null 2>&1; then why="good/ has no unwind_2.0.2_*.deb"
     elif ls "$d/var/cache/unwind-deploy/good/unwind_2.0.0_"*.deb >/dev/null 2>&1; then why="good/ still has 2.0.0"
     fi
-    if [ -z "$why" ]; then
-        ok "apt repository, unwind_apt_version=latest: the repository added, 2.0.2 installed, healthy, its package kept in good/ (apt-get download)"
-    else
-        echo "$why" >>"$out"
-        bad "apt repository: latest installed" "$out"
-    fi
+    verdict "$why" "apt repository, unwind_apt_version=latest: the repository added, 2.0.2 installed, healthy, its package kept in good/ (apt-get download)" "apt repository: latest installed" "$out"
 
     out=$work/ansible-apt2.out
     if (cd "$dir" && "${apt_play[@]}") >"$out" 2>&1 && changed0 "$out" dev2; then
@@ -320,10 +291,5 @@ apt_repo_tests() {
     elif [ "$(installed "$d")" != 2.0.2 ]; then why="dev2 runs $(installed "$d"), not 2.0.2 again"
     elif ! grep -q 'dev2: unwind 2.0.4 failed its health check at .*Reinstalled 2.0.2, which passes the health check' "$out"; then why="no report of dev2"
     fi
-    if [ -z "$why" ]; then
-        ok "apt repository, an unhealthy 2.0.4 published: installed, fails the health check, 2.0.2 reinstalled from good/ and reported"
-    else
-        echo "$why" >>"$out"
-        bad "apt repository: an unhealthy release is rolled back" "$out"
-    fi
+    verdict "$why" "apt repository, an unhealthy 2.0.4 published: installed, fails the health check, 2.0.2 reinstalled from good/ and reported" "apt repository: an unhealthy release is rolled back" "$out"
 }
