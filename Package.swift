@@ -90,6 +90,7 @@ let package = Package(
                 "UnwindControl",
                 "CLinuxSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         .executableTarget(

@@ -230,17 +230,27 @@ import UnwindSim
         try write("b1") { $0.partsSent = 1; $0.references = [12]; $0.sentAt = WallTime(secondsSinceEpoch: 1_790_000_010) }
         try write("c1") { $0.failure = "unassigned number" }
         try "not an outbox file\n".write(toFile: outbox + "/d1.msg", atomically: true, encoding: .utf8)
+        // A link to a real outbox file elsewhere and a directory under a message's name are not read.
+        let elsewhere = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: elsewhere) }
+        try FileManager.default.copyItem(atPath: outbox + "/a1.msg", toPath: elsewhere + "/e1.msg")
+        try FileManager.default.createSymbolicLink(atPath: outbox + "/e1.msg", withDestinationPath: elsewhere + "/e1.msg")
+        try FileManager.default.createDirectory(atPath: outbox + "/f1.msg", withIntermediateDirectories: false)
         let before = stateSnapshot(dir)
         let status = UnwindRun.run(["status", "--state", dir])
         #expect(status.status == 1)
         #expect(status.stdout.contains("Outbox:    2 waiting to be sent when the device starts; 1 sent, waiting for a delivery report; "
                                        + "1 failed, not retried (the device says why in unwind status once it runs); "
-                                       + "1 unreadable (set aside when the device starts)"), "\(status.stdout)")
+                                       + "3 unreadable (set aside when the device starts)"), "\(status.stdout)")
         #expect(stateSnapshot(dir) == before, "status changed the state directory")
         let empty = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: empty) }
         #expect(UnwindRun.run(["status", "--state", empty]).stdout.contains("Outbox:    empty"))
         #expect(!FileManager.default.fileExists(atPath: empty + "/outbox"), "status made an outbox directory")
+        // An outbox that is a link is not followed.
+        try FileManager.default.removeItem(atPath: outbox)
+        try FileManager.default.createSymbolicLink(atPath: outbox, withDestinationPath: elsewhere)
+        #expect(UnwindRun.run(["status", "--state", dir]).stdout.contains("Outbox:    outbox is not a directory that can be read; nothing read from it"))
     }
 
     @Test func aDeviceThatIsNotRunning() throws {

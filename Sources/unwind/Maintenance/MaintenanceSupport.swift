@@ -1,6 +1,7 @@
 import ArgumentParser
 import CLinuxSystem
 import Foundation
+import SystemPackage
 import UnwindAssembly
 import UnwindControl
 import UnwindCore
@@ -119,10 +120,16 @@ func writeFile(_ path: String, _ bytes: [UInt8], replace: Bool) throws(ControlFa
         if fd < 0 { throw failure(errno) }
     }
     defer { close(fd) }
-    var written = true
-    do { try bytes.withUnsafeBytes { b in try writingAll(b) { write(fd, $0.baseAddress, $0.count) } } } catch { written = false }
-    if !written || fsync(fd) != 0 {
-        let e = written ? errno : EIO
+    // The write's own errno (ENOSPC on a full card), not a generic one.
+    let unwritten: Int32? = bytes.withUnsafeBytes { b in
+        do throws(Errno) {
+            try writingAll(b) { write(fd, $0.baseAddress, $0.count) }
+            return fsync(fd) == 0 ? nil : errno
+        } catch {
+            return error.rawValue
+        }
+    }
+    if let e = unwritten {
         if !unnamed { unlink(temporary) }
         throw failure(e)
     }

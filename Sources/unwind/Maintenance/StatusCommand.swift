@@ -123,8 +123,9 @@ struct StatusCommand: ParsableCommand {
     /// to be sent" unless its journal says so.
     static func outboxSummary(_ path: String) -> String {
         var info = stat()
-        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR,
-              let store = try? DirectoryStore.outbox(at: path), let names = try? store.names() else { return "empty" }
+        guard lstat(path, &info) == 0 else { return "empty" }
+        guard info.st_mode & S_IFMT == S_IFDIR, let store = try? DirectoryStore.outbox(at: path),
+              let names = try? store.names() else { return "outbox is not a directory that can be read; nothing read from it" }
         var toSend = 0, awaitingReport = 0, notRetried = 0, unreadable = 0
         for name in names where name.hasSuffix(Outbox.fileExtension) {
             let id = MessageID(String(name.dropLast(Outbox.fileExtension.count)))
