@@ -464,6 +464,16 @@ import UnwindDevices
         #expect(LinuxI2CBus.busSpeed(path: path) == 400_000)
         try Data([0x00, 0x06]).write(to: URL(fileURLWithPath: path))
         #expect(LinuxI2CBus.busSpeed(path: path) == nil)
+        // Zero, a cell too long, binary garbage at full width, a directory: never a speed of 0.
+        for bytes: [UInt8] in [[0, 0, 0, 0], [0x00, 0x06, 0x1A, 0x80, 0, 0, 0, 0], []] {
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            #expect(LinuxI2CBus.busSpeed(path: path) == nil, "\(bytes)")
+        }
+        try Data([0xFF, 0xFF, 0xFF, 0xFF]).write(to: URL(fileURLWithPath: path))
+        #expect(LinuxI2CBus.busSpeed(path: path) == nil, "4.3 GHz is no I²C speed")
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        #expect(LinuxI2CBus.busSpeed(path: path) == nil)
     }
     #endif
 

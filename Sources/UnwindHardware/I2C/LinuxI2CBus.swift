@@ -105,7 +105,9 @@ public final class LinuxI2CBus: I2CBus {
         var bytes = [UInt8](repeating: 0, count: 8)
         guard let n = try? bytes.withUnsafeMutableBytes({ try fd.read(into: $0) }), n == 4 else { return nil }
         let value = Int(bytes[0]) << 24 | Int(bytes[1]) << 16 | Int(bytes[2]) << 8 | Int(bytes[3])
-        return value > 0 ? value : nil
+        // Only a speed an I²C bus can have (up to ultra-fast mode's 5 MHz): anything else is
+        // not believed, and the configured speed is used.
+        return (1_000...5_000_000).contains(value) ? value : nil
     }
 
     private func checkLength(_ count: Int, _ limit: Int, _ operation: String) throws(DeviceError) {
