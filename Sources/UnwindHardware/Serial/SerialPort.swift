@@ -5,25 +5,29 @@ import SystemPackage
 
 extension SerialConfiguration {
     /// The termios speed constant for `baud`.
+    ///
+    /// Typed `speed_t` because that is all the headers promise: glibc up to 2.41 defines `B9600`
+    /// as a plain int (imported as `Int32`), glibc 2.42 reworked the speeds and defines it as
+    /// `9600U` (`UInt32`). `speed_t(...)` on each constant builds against both.
     public static func speed(forBaud baud: Int) throws(DeviceError) -> speed_t {
-        let b: Int32
+        let b: speed_t
         switch baud {
-        case 1200: b = B1200
-        case 2400: b = B2400
-        case 4800: b = B4800
-        case 9600: b = B9600
-        case 19_200: b = B19200
-        case 38_400: b = B38400
-        case 57_600: b = B57600
-        case 115_200: b = B115200
-        case 230_400: b = B230400
-        case 460_800: b = B460800
-        case 921_600: b = B921600
+        case 1200: b = speed_t(B1200)
+        case 2400: b = speed_t(B2400)
+        case 4800: b = speed_t(B4800)
+        case 9600: b = speed_t(B9600)
+        case 19_200: b = speed_t(B19200)
+        case 38_400: b = speed_t(B38400)
+        case 57_600: b = speed_t(B57600)
+        case 115_200: b = speed_t(B115200)
+        case 230_400: b = speed_t(B230400)
+        case 460_800: b = speed_t(B460800)
+        case 921_600: b = speed_t(B921600)
         default:
             throw DeviceError(device: "modem serial line", operation: "set baud rate \(baud)", errno: EINVAL,
                               hint: "supported rates: " + supportedBauds.map(String.init).joined(separator: ", "))
         }
-        return speed_t(b)
+        return b
     }
 }
 
