@@ -28,10 +28,12 @@ struct RepliesCommandTests {
                 while bits >= 8 { ud.append(UInt8(acc & 0xFF)); acc >>= 8; bits -= 8 }
             }
             if bits > 0 { ud.append(UInt8(acc & 0xFF)) }
-            tpdu = [0x04] + oa + [0x00, 0x00] + stamp + [UInt8(septets.count)] + ud
+            let head: [UInt8] = [0x04] + oa + [0x00, 0x00]
+            tpdu = head + stamp + [UInt8(septets.count)] + ud
         } else {
-            let ud = text.utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }
-            tpdu = [0x04] + oa + [0x00, 0x08] + stamp + [UInt8(ud.count)] + ud
+            let ud: [UInt8] = text.utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }
+            let head: [UInt8] = [0x04] + oa + [0x00, 0x08]
+            tpdu = head + stamp + [UInt8(ud.count)] + ud
         }
         guard case .deliver(let m) = try IncomingPDU.decode(tpdu: tpdu) else { throw IncomingPDUProblem.malformed("no deliver") }
         return m

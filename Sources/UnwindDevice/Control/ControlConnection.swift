@@ -36,6 +36,17 @@ extension ControlServer {
         public static let device = Deadlines()
     }
 
+    /// An answer being waited for (`ControlReply.later`).
+    ///
+    /// A named struct, not an optional tuple of closures: Debian's Swift 6.2.3 (an assertions
+    /// build) aborts in IRGen's LoadableByAddress pass on the tuple's accessors ("Source and
+    /// target type do not match"), for every target. Tests/CrossBuild builds with that compiler.
+    struct PendingAnswer {
+        let until: Instant
+        let poll: (Moment, _ expired: Bool) -> ControlResponse?
+        let cancel: () -> Void
+    }
+
     final class Client {
         let fd: Int32
         let peer: Peer
@@ -54,7 +65,7 @@ extension ControlServer {
         var closeAfterWrite = false
         /// The command closed its end (or shut down writing): answer what came, then close.
         var eof = false
-        var waiting: (until: Instant, poll: (Moment, Bool) -> ControlResponse?, cancel: () -> Void)?
+        var waiting: PendingAnswer?
         var closed = false
 
         init(fd: Int32, peer: Peer, now: Instant) {

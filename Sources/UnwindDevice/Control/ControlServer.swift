@@ -384,7 +384,7 @@ public final class ControlServer {
         }
         switch handler.handleControl(envelope.request, from: c.peer, at: now) {
         case .now(let r): respond(c, r, now)
-        case .later(let until, let poll, let cancel): c.waiting = (until, poll, cancel)
+        case .later(let until, let poll, let cancel): c.waiting = PendingAnswer(until: until, poll: poll, cancel: cancel)
         }
     }
 

@@ -66,21 +66,36 @@ public enum DeliverEncoder {
         }
         if bits > 0 { ud.append(UInt8(acc & 0xFF)) }
         let fo: UInt8 = 0x04 | (h.isEmpty ? 0 : 0x40)
-        return smsc + [fo] + oa + [0x00, dcs] + stamp + [UInt8(headerSeptets + septets.count)] + ud
+        return deliver(fo: fo, oa: oa, dcs: dcs, stamp: stamp, udl: UInt8(headerSeptets + septets.count), ud: ud)
     }
 
     static func pdu(_ oa: [UInt8], dcs: UInt8, stamp: [UInt8], udh: [UInt8]?, ucs2: [UInt16]) -> [UInt8] {
         var ud = udh ?? []
         for u in ucs2 { ud += [UInt8(u >> 8), UInt8(u & 0xFF)] }
         let fo: UInt8 = 0x04 | (udh == nil ? 0 : 0x40)
-        return smsc + [fo] + oa + [0x00, dcs] + stamp + [UInt8(ud.count)] + ud
+        return deliver(fo: fo, oa: oa, dcs: dcs, stamp: stamp, udl: UInt8(ud.count), ud: ud)
+    }
+
+    // Appended one field at a time: one long `+` chain of array literals takes Debian's
+    // Swift 6.2.3 (an assertions build) past its type-checking time limit.
+    private static func deliver(fo: UInt8, oa: [UInt8], dcs: UInt8, stamp: [UInt8], udl: UInt8, ud: [UInt8]) -> [UInt8] {
+        var pdu: [UInt8] = smsc
+        pdu.append(fo)
+        pdu.append(contentsOf: oa)
+        pdu.append(0x00)
+        pdu.append(dcs)
+        pdu.append(contentsOf: stamp)
+        pdu.append(udl)
+        pdu.append(contentsOf: ud)
+        return pdu
     }
 
     /// TP-OA / TP-RA: "+digits" (0x91), digits (0x81), or an alphanumeric name (0xD0).
     public static func address(_ s: String) -> [UInt8] {
         let digits = s.hasPrefix("+") ? String(s.dropFirst()) : s
         if !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) {
-            return [UInt8(digits.count), s.hasPrefix("+") ? 0x91 : 0x81] + semiOctets(digits)
+            let type: UInt8 = s.hasPrefix("+") ? 0x91 : 0x81
+            return [UInt8(digits.count), type] + semiOctets(digits)
         }
         let septets = GSM7.septets(of: String(s.prefix(11))) ?? []
         var packed: [UInt8] = []
@@ -95,8 +110,13 @@ public enum DeliverEncoder {
     }
 
     static func semiOctets(_ digits: String) -> [UInt8] {
-        let d = digits.compactMap { $0.wholeNumberValue.map(UInt8.init) }
-        return stride(from: 0, to: d.count, by: 2).map { i in (i + 1 < d.count ? d[i + 1] : 0x0F) << 4 | d[i] }
+        let d: [UInt8] = digits.compactMap { $0.wholeNumberValue.map(UInt8.init) }
+        var octets: [UInt8] = []
+        for i in stride(from: 0, to: d.count, by: 2) {
+            let high: UInt8 = i + 1 < d.count ? d[i + 1] : 0x0F
+            octets.append(high << 4 | d[i])
+        }
+        return octets
     }
 
     /// TP-SCTS for `time` (UTC, zone +00).
@@ -119,8 +139,16 @@ public enum DeliverEncoder {
     /// An SMS-STATUS-REPORT for a message the device sent.
     static func statusReport(_ r: ScheduledReport, time: Int64) -> [UInt8] {
         let digits = r.number.hasPrefix("+") ? String(r.number.dropFirst()) : r.number
-        let ra = [UInt8(digits.count), r.typeOfAddress] + semiOctets(digits)
+        var report: [UInt8] = smsc
+        report.append(0x06)
+        report.append(UInt8(r.reference & 0xFF))
+        report.append(UInt8(digits.count))
+        report.append(r.typeOfAddress)
+        report.append(contentsOf: semiOctets(digits))
         let stamp = timestamp(time)
-        return smsc + [0x06, UInt8(r.reference & 0xFF)] + ra + stamp + stamp + [r.status]
+        report.append(contentsOf: stamp)
+        report.append(contentsOf: stamp)
+        report.append(r.status)
+        return report
     }
 }
