@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# arm64-tests.sh -- Unwind on its board's architecture, and on the newest Debian, as a test stage.
+#
+#   1. deploy/arm64/toolchain.sh prepare: Debian sid's Swift (amd64), the arm64 Swift from the same
+#      source, a trixie arm64 sysroot, qemu-user (cached; cold about 4 minutes and 1.1 GB).
+#   2. Cross-compiles the package and its tests for aarch64 at native speed with Debian's Swift.
+#   3. Runs every Swift Testing suite on aarch64 under qemu-user (binfmt_misc): the test binary
+#      and every process it starts (unwind, alert-sender, store-writer) are aarch64 code.
+#   4. Builds natively on amd64 against sid's newest glibc and libgpiod 2 with Debian's Swift, so
+#      a C library change (glibc 2.42's unsigned termios speeds) or a construct that Debian's
+#      compiler cannot lower is caught the day it lands.
+#   5. deploy/arm64/build-deb.sh: the arm64 release (static Swift runtime) and its package,
+#      lintian, then install / upgrade / remove / purge in an arm64 trixie chroot (emulated),
+#      and the package's figures (sizes, start-up instructions, memory).
+# Why cross-compile and emulate only the tests: an emulated Swift build of Unwind on two cores
+# took about 45 minutes to get half way (the issue's own measurement); cross-compiling takes
+# 5-8 minutes, and the tests under emulation a few more.
+#
+#   UNWIND_ARM64_SKIP_AMD64=1    leave out step 4
+#   UNWIND_ARM64_SKIP_PACKAGE=1  leave out step 5
+#   UNWIND_ARM64_FILTER=REGEX    run only the suites / tests matching REGEX in step 3
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+repo=$PWD
+toolchain=$repo/deploy/arm64/toolchain.sh
+
+failed=()
+step() {
+    local name=$1
+    shift
+    local start=$SECONDS
+    echo "--- arm64: $name"
+    if "$@"; then
+        echo "--- arm64: $name: passed ($((SECONDS - start)) s)"
+    else
+        echo "--- arm64: $name: FAILED ($((SECONDS - start)) s)"
+        failed+=("$name")
+    fi
+}
+
+sdk_env=(env PKG_CONFIG_SYSROOT_DIR=/opt/arm64/trixie-sysroot)
+sdk_args=(--swift-sdk debian-aarch64 --pkg-config-path /opt/arm64/trixie-sysroot/usr/lib/aarch64-linux-gnu/pkgconfig)
+
+cross_build() {
+    "$toolchain" run "$repo" -- "${sdk_env[@]}" swift build "${sdk_args[@]}" --scratch-path /build/arm64 --build-tests
+}
+
+emulated_tests() {
+    local filter=()
+    [ -n "${UNWIND_ARM64_FILTER:-}" ] && filter=(--filter "$UNWIND_ARM64_FILTER")
+    # The test binary is aarch64: the kernel hands it (and every aarch64 program it starts) to
+    # qemu-aarch64 through binfmt_misc. A log of its own, as the closing line is what counts.
+    "$toolchain" run "$repo" -- bash -c '
+        bin=/build/arm64/aarch64-unknown-linux-gnu/debug
+        file -b "$bin/unwindPackageTests.xctest" | grep -q "ARM aarch64" || { echo "not an aarch64 test binary"; exit 1; }
+        file -b "$bin/unwind" | grep -q "ARM aarch64" || { echo "not an aarch64 unwind"; exit 1; }
+        echo "uname -m under emulation: $(uname -m); the test binary: $(file -b "$bin/unwindPackageTests.xctest" | cut -d, -f1-2)"
+        "$bin/unwindPackageTests.xctest" --testing-library swift-testing "$@"
+    ' _ "${filter[@]}"
+}
+
+amd64_build() {
+    "$toolchain" run "$repo" -- swift build --scratch-path /build/amd64 --build-tests
+}
+
+step "toolchain (Debian sid Swift, arm64 sysroot, qemu-user)" "$toolchain" prepare
+if [ ${#failed[@]} -eq 0 ]; then
+    step "cross-compile for aarch64 (Debian's Swift 6.2, trixie sysroot)" cross_build
+    if [ ${#failed[@]} -eq 0 ]; then
+        step "every Swift suite on aarch64 (qemu-user)" emulated_tests
+    fi
+    if [ "${UNWIND_ARM64_SKIP_AMD64:-0}" != 1 ]; then
+        step "native amd64 build on sid (glibc 2.42+, libgpiod 2, Debian's Swift)" amd64_build
+    fi
+    if [ "${UNWIND_ARM64_SKIP_PACKAGE:-0}" != 1 ]; then
+        step "the arm64 package: build, lintian, install in an arm64 chroot" "$repo/deploy/arm64/package-test.sh"
+    fi
+fi
+
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "arm64: failed: ${failed[*]}"
+    exit 1
+fi
+echo "arm64: every step passed"
