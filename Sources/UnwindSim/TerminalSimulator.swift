@@ -314,6 +314,10 @@ public struct TerminalSimulator {
                     serial = realModem.serial
                 } else {
                     // Its link lives in the state directory: a killed simulator leaves nothing in /tmp.
+                    // Never made inside whatever was planted under the name (a link elsewhere).
+                    if let moved = try OwnedDirectory.claim("modem", in: stateDirectory, suffix: "\(now.wall.secondsSinceEpoch)") {
+                        logger.error("\(moved) in \(stateDirectory)")
+                    }
                     let sim = try ModemSimulator(directory: stateDirectory + "/modem")
                     sim.start()
                     plugged.modem = sim
