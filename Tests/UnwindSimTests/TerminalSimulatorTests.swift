@@ -135,4 +135,25 @@ struct TerminalSimulatorTests {
         #expect(sim.exitStatus() == 0, "still running after its terminal went away")
         #expect(FileManager.default.fileExists(atPath: state + "/totalTime.txt"))
     }
+
+    /// The whole start-up with its real modem link (a simulated modem on a pseudo-terminal):
+    /// an outbox that is a link to a directory elsewhere and a `modem` that is a file do not
+    /// keep it from starting; both are set aside and the running device's status says so.
+    @Test func aHostileOutboxAndModemDirectoryAreSetAside() throws {
+        let root = temporaryDirectory()
+        let state = root + "/state", outside = root + "/outside"
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        #expect(symlink(outside, state + "/outbox") == 0)
+        #expect(FileManager.default.createFile(atPath: state + "/modem", contents: Data("x".utf8)))
+        let sim = try SimulatorOnTerminal(state: state)
+        #expect(sim.waitUntilReady(), "the simulator did not come up: \(sim.text.suffix(600))")
+        let status = UnwindRun.run(["status", "--state", state])
+        #expect(status.status == 0)
+        #expect(status.stdout.contains("outbox was a symbolic link; moved aside as outbox.corrupt-"), "\(status)")
+        #expect(status.stdout.contains("Set aside: 2 items"), "\(status)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside).isEmpty, "written through the link")
+        kill(sim.process.processIdentifier, SIGTERM)
+        #expect(sim.exitStatus() == 0)
+    }
 }
