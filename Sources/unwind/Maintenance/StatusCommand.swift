@@ -191,7 +191,7 @@ struct ScreenCommand: ParsableCommand {
     @Flag(help: "With --png: replace the file if it exists.")
     var force = false
 
-    @Option(help: ArgumentHelp("With --watch: stop after this many seconds.", valueName: "seconds"))
+    @Option(help: ArgumentHelp("With --watch: stop after this many seconds.", valueName: "seconds"), transform: plainSeconds)
     var seconds: Double?
 
     func validate() throws {
