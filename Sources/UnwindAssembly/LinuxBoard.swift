@@ -76,7 +76,10 @@ extension ModemAlertLink {
             if let moved = opened.setAside { logger.error("\(moved) in \(stateDirectory); messages in it are kept there, not sent") }
             outbox = Outbox(storage: opened.store, now: now.wall)
         } catch {
-            throw .outbox(error)
+            // Exiting would leave the person with no panic path at all (systemd would restart
+            // it into the same failure): alerts are journaled in memory instead, and sent.
+            logger.critical("cannot use \(stateDirectory)/\(Outbox.directoryName) (\(error)); alerts are kept in memory only: they are sent, but one not yet sent is lost if the device restarts")
+            outbox = Outbox(storage: MemoryStore(), now: now.wall)
         }
         // Received messages: written here before the SIM lets go of them (see `Inbox`). Without
         // it alerts still go out; replies then stay on the SIM.

@@ -87,4 +87,25 @@ import UnwindDevices
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: outside).isEmpty, "written through the link")
     }
+
+    /// No outbox can be had at all (here: the state directory is gone): the link still opens,
+    /// journals in memory and sends — a device that exits has no panic path.
+    @Test func withNoOutboxAtAllAlertsStillGoOut() throws {
+        let sim = try ModemSimulator(script: ModemScript())
+        sim.start()
+        defer { sim.stop() }
+        let clock = LinuxClock()
+        let link = try ModemAlertLink.open(stateDirectory: "/nonexistent-\(getpid())/state", serial: SerialConfiguration(path: sim.path),
+                                           modem: MaintenanceRig.modemConfiguration, logger: Logger(label: "t"), now: clock.now())
+        defer { link.close() }
+        let alert = try AlertSlot(name: "Mum", number: "+15550100001", message: "Please call me.")
+        link.send([AlertRequest(slot: 0, alert: alert)], at: clock.now())
+        let end = clock.now().instant + .seconds(15)
+        var updates: [AlertLinkUpdate] = []
+        while sim.submitCount == 0 && clock.now().instant < end {
+            link.step(at: clock.now(), into: &updates)
+            usleep(10_000)
+        }
+        #expect(sim.submitCount == 1, "\(updates)")
+    }
 }
