@@ -44,15 +44,18 @@ struct FileModeTests {
         }
     }
 
-    /// `.daemon` names the socket: 0640 while the device runs, even when an older version left
-    /// it 0666.
+    /// `.daemon` names the socket, `sim.log` the maintainer's requests: 0640 while the simulator
+    /// runs, even when an older version left them 0666.
     @Test func thePresenceFileIsTheGroupsOnly() throws {
         let state = temporaryDirectory("presence")
         try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
         #expect(FileManager.default.createFile(atPath: state + "/.daemon", contents: nil, attributes: [.posixPermissions: 0o666]))
+        #expect(FileManager.default.createFile(atPath: state + "/sim.log", contents: nil, attributes: [.posixPermissions: 0o666]))
         let sim = try SimulatorOnTerminal(state: state)
         #expect(sim.waitUntilReady(), "the simulator did not come up: \(sim.text.suffix(600))")
-        #expect(Self.mode(state + "/.daemon") == 0o640, ".daemon is \(String(Self.mode(state + "/.daemon"), radix: 8))")
+        for name in [".daemon", "sim.log"] {
+            #expect(Self.mode(state + "/" + name) == 0o640, "\(name) is \(String(Self.mode(state + "/" + name), radix: 8))")
+        }
         kill(sim.process.processIdentifier, SIGTERM)
         #expect(sim.exitStatus() == 0)
     }
