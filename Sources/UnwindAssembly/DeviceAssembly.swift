@@ -4,6 +4,7 @@ import UnwindCore
 import UnwindDevice
 import UnwindDevices
 import UnwindHardware
+import UnwindModem
 
 /// Why a device could not be assembled; the text is what `unwind` prints after "unwind: ".
 public enum AssemblyError: Error, CustomStringConvertible {
@@ -53,6 +54,10 @@ public final class DeviceAssembly {
         } else {
             host = nil
         }
+        // Only once this device holds the state directory (another running one is never
+        // disturbed): every way of starting — the daemon, both simulators, the rigs — starts
+        // whatever was planted under the directories it keeps there.
+        Self.prepareOwnedDirectories(recipe.stateDirectory, now: clock.now().wall, logger: logger)
         persistence = StatePersistence(store: store, logger: logger, writeInBackground: recipe.writeInBackground,
                                        lock: host?.lock)
         let content = DeviceContent.directory(override: recipe.contentDirectory)
@@ -74,6 +79,26 @@ public final class DeviceAssembly {
                           display: recipe.displaySize, logger: logger, alarm: board.alarm,
                           displayControl: board.displayControl, camera: board.camera, alerts: link,
                           control: host?.server, participants: participants)
+    }
+
+    /// The directories a device keeps in its state directory.
+    public static let ownedDirectories = [Outbox.directoryName, Inbox.directoryName]
+
+    /// Each owned directory usable, or what was under its name set aside (said in the log, so
+    /// `unwind status` shows it among the recent errors) and a new one made.
+    static func prepareOwnedDirectories(_ stateDirectory: String, now: WallTime, logger: Logger) {
+        for name in ownedDirectories {
+            do {
+                let opened = try OwnedDirectory.open(name, in: stateDirectory, maximumFileSize: 256 * 1024,
+                                                     suffix: "\(now.secondsSinceEpoch)")
+                if let moved = opened.setAside {
+                    let unsent = name == Outbox.directoryName ? " (alerts in it are not sent)" : ""
+                    logger.error("\(moved) in \(stateDirectory); what it held is kept there for inspection\(unsent)")
+                }
+            } catch {
+                logger.error("cannot prepare \(stateDirectory)/\(name): \(error)")
+            }
+        }
     }
 
     /// Runs until `shouldStop` says so (or a participant asks the loop to stop), then shuts down.

@@ -67,16 +67,27 @@ extension ModemAlertLink {
     /// looked for again with backoff; alerts wait in the outbox meanwhile.
     public static func open(stateDirectory: String, serial: SerialConfiguration, modem: ModemConfiguration,
                             logger: Logger, now: Moment) throws(ModemLinkError) -> ModemAlertLink {
+        // Whatever is under either name that is not a usable directory (a file, a link, a
+        // directory of mode 000) is set aside and a new one made: alerts must go out.
+        let suffix = "\(now.wall.secondsSinceEpoch)"
         let outbox: Outbox
-        do { outbox = Outbox(storage: try DirectoryStore.outbox(at: stateDirectory + "/outbox"), now: now.wall) } catch {
-            throw .outbox(error)
+        do {
+            let opened = try OwnedDirectory.open(Outbox.directoryName, in: stateDirectory, maximumFileSize: 64 * 1024, suffix: suffix)
+            if let moved = opened.setAside { logger.error("\(moved) in \(stateDirectory); messages in it are kept there, not sent") }
+            outbox = Outbox(storage: opened.store, now: now.wall)
+        } catch {
+            // Exiting would leave the person with no panic path at all (systemd would restart
+            // it into the same failure): alerts are journaled in memory instead, and sent.
+            logger.critical("cannot use \(stateDirectory)/\(Outbox.directoryName) (\(error)); alerts are kept in memory only: they are sent, but one not yet sent is lost if the device restarts")
+            outbox = Outbox(storage: MemoryStore(), now: now.wall)
         }
         // Received messages: written here before the SIM lets go of them (see `Inbox`). Without
         // it alerts still go out; replies then stay on the SIM.
         var inbox: Inbox?
         do {
-            inbox = Inbox(storage: try DirectoryStore(directory: stateDirectory + "/" + Inbox.directoryName, maximumFileSize: 256 * 1024),
-                          now: now.wall)
+            let opened = try OwnedDirectory.open(Inbox.directoryName, in: stateDirectory, maximumFileSize: 256 * 1024, suffix: suffix)
+            if let moved = opened.setAside { logger.error("\(moved) in \(stateDirectory); replies in it are kept there") }
+            inbox = Inbox(storage: opened.store, now: now.wall)
         } catch {
             logger.error("replies: cannot use \(stateDirectory)/\(Inbox.directoryName) (\(error)); received messages stay on the SIM")
         }

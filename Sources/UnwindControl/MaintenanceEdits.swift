@@ -142,6 +142,12 @@ public enum MaintenanceEdits {
         for name in files.keys where !StateArchive.isKnown(name) { throw .input("the archive holds \(name), not a state file") }
         let totals = try wrap(TotalTimeFile.name) { try TotalTimeFile.parse(try file(TotalTimeFile.name)) }
         let history = try wrap(SessionHistoryFile.name) { try SessionHistoryFile.parse(try file(SessionHistoryFile.name)) }
+        // The parser keeps the newest `capacity` of a longer file (the device's own tolerance),
+        // but the archive's bytes are what is restored: a longer file is not one the device wrote.
+        let sessions = try file(SessionHistoryFile.name).split(separator: UInt8(ascii: "\n")).count
+        if sessions > SessionHistoryFile.capacity {
+            throw .input("the archive's \(SessionHistoryFile.name) is not valid: \(sessions) sessions; at most \(SessionHistoryFile.capacity)")
+        }
         let mantras = try wrap(MantrasFile.name) { try MantrasFile.parse(try file(MantrasFile.name)) }
         let reminder = try wrap(RemindersFile.name) { () throws -> ReminderSchedule in
             let s = try RemindersFile.parse(try file(RemindersFile.name))

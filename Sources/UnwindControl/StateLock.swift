@@ -155,10 +155,13 @@ public final class DaemonPresence {
     /// Claims the state directory for this process. Throws when another device holds it.
     public init(stateDirectory: String, socketPath: String) throws(ControlFailure) {
         path = stateDirectory + "/" + Self.fileName
-        guard let opened = try openStateDotFile(path, O_RDWR | O_CREAT, 0o644) else {
+        guard let opened = try openStateDotFile(path, O_RDWR | O_CREAT, 0o640) else {
             throw .failed("cannot create \(path)")
         }
         fd = opened
+        // It names the socket; the group (the maintainers) reads it, nobody else, whatever the
+        // umask or an older version left.
+        _ = fchmod(fd, 0o640)
         if let e = flockFailure(fd, LOCK_EX | LOCK_NB) {
             close(fd)
             fd = -1

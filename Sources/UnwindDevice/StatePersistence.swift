@@ -19,7 +19,7 @@ public final class StatePersistence: @unchecked Sendable {
     /// Files that could be neither read nor moved aside: never overwritten, so what is on the
     /// card (a person's lifetime totals) is not replaced by zeros the device only assumed.
     /// Written during loading, before the loop starts; read-only afterwards.
-    private var protected: Set<String> = []
+    private var protected: [String: String] = [:]
     /// Writes that could not get the state lock in time, waiting to be tried again.
     private let pending = PendingWrites()
     /// Taken around every write, so a maintainer's command never interleaves with the device's
@@ -142,7 +142,7 @@ public final class StatePersistence: @unchecked Sendable {
         } catch let error as StoreError where Self.cannotReadNow(error) {
             // The bytes are there but out of reach (permissions, an I/O error): moving them
             // aside and writing an empty file would hide the person's data behind a default.
-            protected.insert(name)
+            protected[name] = "\(name) cannot be read by the device (\(error.message)); it is kept for inspection and not overwritten — fix its owner or mode and restart the device"
             logger.error("\(name) cannot be read (\(error)); it is left alone and not overwritten until it can be read — fix its owner or mode and restart")
             return unreadable?() ?? empty
         } catch {
@@ -157,7 +157,7 @@ public final class StatePersistence: @unchecked Sendable {
         do {
             aside = try store.quarantine(name, suffix: String(now.secondsSinceEpoch))
         } catch {
-            protected.insert(name)
+            protected[name] = "\(name) is unusable (\(problem)) and could not be moved aside (\(error.message)); it is kept for inspection and not overwritten"
             logger.error("\(name) is unusable (\(problem)) and could not be moved aside (\(error)); starting from zero and leaving the file untouched")
             return kept
         }
@@ -181,21 +181,25 @@ public final class StatePersistence: @unchecked Sendable {
     /// Replaces any state file (an alert slot's) the way `save` does: in the background on the
     /// device, under the state lock.
     public func save(named name: String, _ bytes: [UInt8]) {
-        if protected.contains(name) {
-            logger.error("not saving \(name): the unusable file on the card is kept for inspection")
-            return
-        }
+        if let why = protected[name] { return refuse([name], why) }
         enqueue(.one(name, bytes))
     }
 
-    /// Replaces several state files as one change (a restore): after a kill at any moment the
-    /// card holds all the old files or all the new ones. Files left alone are not overwritten.
+    /// Replaces several state files as one change (a restore, a statistics reset): after a kill
+    /// at any moment the card holds all the old files or all the new ones. When one of them is
+    /// left alone (kept for inspection), none is written: half a change is not one.
     public func saveAll(_ files: [(name: String, bytes: [UInt8])]) {
-        let writable = files.filter { !protected.contains($0.name) }
-        for f in files where protected.contains(f.name) {
-            logger.error("not saving \(f.name): the unusable file on the card is kept for inspection")
-        }
-        if !writable.isEmpty { enqueue(.all(writable)) }
+        let kept = files.compactMap { f in protected[f.name] }
+        if !kept.isEmpty { return refuse(files.map(\.name), kept.joined(separator: "; ")) }
+        if !files.isEmpty { enqueue(.all(files)) }
+    }
+
+    /// A write not made counts as a failed write: a maintainer's change that asked for it is
+    /// answered with the reason (exit 1), not "done" with the reason only in the journal.
+    private func refuse(_ names: [String], _ why: String) {
+        writesAsked += 1
+        logger.error("not saving \(names.joined(separator: ", ")): \(why)")
+        failures.record(writesAsked, "not saved: \(why)")
     }
 
     private func enqueue(_ write: PendingWrites.Write) {

@@ -1,3 +1,4 @@
+import Synchronization
 import SystemPackage
 
 /// The SD card as the device sees it: a directory of small flat files, each replaced whole.
@@ -47,4 +48,27 @@ public struct StoreError: Error, Equatable, CustomStringConvertible {
     public var code: Errno { Errno(rawValue: errno) }
 
     public var description: String { "\(operation) \(path): \(message) (errno \(errno))" }
+}
+
+/// Files held in memory only: what the panic path journals into when its directory on the card
+/// cannot be had at all (a read-only or failing card). Alerts still go out; a restart forgets
+/// the unsent ones, which is why the device says so in its log.
+public final class MemoryStore: ListableStore {
+    private let files = Mutex<[String: [UInt8]]>([:])
+
+    public init() {}
+
+    public func read(_ name: String) throws(StoreError) -> [UInt8]? { files.withLock { $0[name] } }
+    public func replace(_ name: String, with bytes: [UInt8]) throws(StoreError) { files.withLock { $0[name] = bytes } }
+    public func replaceAll(_ new: [(name: String, bytes: [UInt8])]) throws(StoreError) {
+        files.withLock { f in for n in new { f[n.name] = n.bytes } }
+    }
+    public func quarantine(_ name: String, suffix: String) throws(StoreError) -> String {
+        let moved = "\(name).corrupt-\(suffix)"
+        files.withLock { f in f[moved] = f.removeValue(forKey: name) }
+        return moved
+    }
+    public var recoveryProblems: [String] { [] }
+    public func names() throws(StoreError) -> [String] { files.withLock { Array($0.keys) }.filter { !$0.hasPrefix(".") } }
+    public func remove(_ name: String) throws(StoreError) { _ = files.withLock { $0.removeValue(forKey: name) } }
 }

@@ -175,7 +175,7 @@ public struct HeadlessSimulation {
         let displayLog = try LogFile(out + "/display.log")
         for (at, c) in r.displayCommands { displayLog.write("\((at - start).secondsString) \(c)\n") }
         displayLog.close()
-        let alertLog = try LogFile(out + "/alerts.log")
+        let alertLog = try LogFile(out + "/alerts.log", mode: 0o600)
         for a in r.alertRequests {
             alertLog.write("\((a.at - start).secondsString) slot \(a.slot + 1) \(a.number) \(a.message)\n")
         }
@@ -259,8 +259,16 @@ final class LogFile {
     let file: UnsafeMutablePointer<FILE>
     let path: String
 
-    init(_ path: String) throws {
-        guard let f = fopen(path, "w") else { throw DeviceError(device: path, operation: "fopen", errno: errno) }
+    /// `mode`: the file's mode whatever the umask (and whatever an earlier run left): what the
+    /// simulator writes shows contacts' names, numbers and messages.
+    init(_ path: String, mode: mode_t = 0o640) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode)
+        guard fd >= 0 else { throw DeviceError(device: path, operation: "open", errno: errno) }
+        guard fchmod(fd, mode) == 0, let f = fdopen(fd, "w") else {
+            let e = errno
+            Glibc.close(fd)
+            throw DeviceError(device: path, operation: "fdopen", errno: e)
+        }
         file = f
         self.path = path
     }

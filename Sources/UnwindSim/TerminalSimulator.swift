@@ -238,6 +238,8 @@ public struct TerminalSimulator {
         // The terminal's own standard error, kept for a start-up failure: the person must see
         // why the simulator did not start, not only the log.
         let terminalError = dup(STDERR_FILENO)
+        // The log names contacts (the maintainer's requests): 0640 whatever an older run left.
+        if logFD >= 0 { _ = fchmod(logFD, 0o640) }
         guard logFD >= 0, dup2(logFD, STDERR_FILENO) >= 0 else {
             throw DeviceError(device: logPath, operation: "open", errno: errno)
         }
@@ -314,6 +316,10 @@ public struct TerminalSimulator {
                     serial = realModem.serial
                 } else {
                     // Its link lives in the state directory: a killed simulator leaves nothing in /tmp.
+                    // Never made inside whatever was planted under the name (a link elsewhere).
+                    if let moved = try OwnedDirectory.claim("modem", in: stateDirectory, suffix: "\(now.wall.secondsSinceEpoch)") {
+                        logger.error("\(moved) in \(stateDirectory)")
+                    }
                     let sim = try ModemSimulator(directory: stateDirectory + "/modem")
                     sim.start()
                     plugged.modem = sim

@@ -8,6 +8,7 @@ import UnwindCore
 import UnwindDevice
 import UnwindHardware
 import UnwindModem
+import UnwindAssembly
 import UnwindSim
 import UnwindDevices
 
@@ -52,5 +53,59 @@ import UnwindDevices
         #expect(core.state.panic.progress.map(\.slot) == [0, 4])
         #expect(effects.contains { if case .motor = $0 { true } else { false } }, "felt, not only seen")
         link.close()
+    }
+
+    /// The daemon's own opening of its modem link (`unwind run`), reached without the assembly's
+    /// preparation: whatever is under `outbox` or `replies` is set aside and the link opens.
+    @Test(arguments: ["file", "link to a directory outside", "dangling link", "FIFO"])
+    func theModemLinkOpensWhateverIsUnderItsDirectories(_ form: String) throws {
+        let sim = try ModemSimulator()
+        sim.start()
+        defer { sim.stop() }
+        let root = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let state = root + "/state", outside = root + "/outside"
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        for name in [Outbox.directoryName, Inbox.directoryName] {
+            let path = state + "/" + name
+            switch form {
+            case "file": #expect(FileManager.default.createFile(atPath: path, contents: Data("x".utf8)))
+            case "link to a directory outside": #expect(symlink(outside, path) == 0)
+            case "dangling link": #expect(symlink(root + "/nowhere", path) == 0)
+            default: #expect(mkfifo(path, 0o600) == 0)
+            }
+        }
+        let link = try ModemAlertLink.open(stateDirectory: state, serial: SerialConfiguration(path: sim.path),
+                                           modem: ModemConfiguration(), logger: Logger(label: "t"),
+                                           now: LinuxClock().now())
+        link.close()
+        let entries = try FileManager.default.contentsOfDirectory(atPath: state)
+        for name in [Outbox.directoryName, Inbox.directoryName] {
+            #expect(fileType(state + "/" + name) == S_IFDIR, "\(entries)")
+            #expect(entries.contains { $0.hasPrefix(name + ".corrupt-") }, "\(entries)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside).isEmpty, "written through the link")
+    }
+
+    /// No outbox can be had at all (here: the state directory is gone): the link still opens,
+    /// journals in memory and sends — a device that exits has no panic path.
+    @Test func withNoOutboxAtAllAlertsStillGoOut() throws {
+        let sim = try ModemSimulator(script: ModemScript())
+        sim.start()
+        defer { sim.stop() }
+        let clock = LinuxClock()
+        let link = try ModemAlertLink.open(stateDirectory: "/nonexistent-\(getpid())/state", serial: SerialConfiguration(path: sim.path),
+                                           modem: MaintenanceRig.modemConfiguration, logger: Logger(label: "t"), now: clock.now())
+        defer { link.close() }
+        let alert = try AlertSlot(name: "Mum", number: "+15550100001", message: "Please call me.")
+        link.send([AlertRequest(slot: 0, alert: alert)], at: clock.now())
+        let end = clock.now().instant + .seconds(15)
+        var updates: [AlertLinkUpdate] = []
+        while sim.submitCount == 0 && clock.now().instant < end {
+            link.step(at: clock.now(), into: &updates)
+            usleep(10_000)
+        }
+        #expect(sim.submitCount == 1, "\(updates)")
     }
 }

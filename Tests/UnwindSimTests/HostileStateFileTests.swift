@@ -188,6 +188,115 @@ struct HostileStateFileTests {
     }
 }
 
+/// The directories the device keeps in its state directory (the outbox, replies), each replaced
+/// by whatever a hostile local user or a damaged card can leave under its name: the real
+/// headless start-up, as the service user, PANIC pressed. The device must start and send, set
+/// the thing aside untouched, make a new directory, say so in its log and in `unwind status`,
+/// and never write through a link.
+@Suite("Hostile owned directories at start")
+struct HostileOwnedDirectoryTests {
+    enum Form: String, CaseIterable, Sendable {
+        case regularFile, symlinkToFile, symlinkToDirectoryOutside, danglingSymlink, fifo
+        /// Mode 000: only the unprivileged service user is kept out (root reads it anyway),
+        /// which is why the device runs as nobody here.
+        case modeZeroDirectory
+        /// root's, 0755: the service user can list it but not write in it.
+        case foreignDirectory
+    }
+
+    struct Case: Sendable, CustomTestStringConvertible {
+        var directory: String
+        var form: Form
+        var testDescription: String { "\(directory) as \(form)" }
+    }
+
+    static let names = ["outbox", "replies"]
+    static var cases: [Case] { names.flatMap { d in Form.allCases.map { Case(directory: d, form: $0) } } }
+
+    @Test func everyOwnedDirectoryEveryForm() {
+        let all = Self.cases
+        let results = Mutex([String: [String]]())
+        DispatchQueue.concurrentPerform(iterations: all.count) { i in
+            var problems: [String] = []
+            do { try Self.attack(all[i], &problems) } catch { problems.append("setting up: \(error)") }
+            results.withLock { $0[all[i].testDescription] = problems }
+        }
+        let failed = results.withLock { $0 }.filter { !$0.value.isEmpty }
+        for (name, problems) in failed.sorted(by: { $0.key < $1.key }) {
+            Issue.record("\(name): \(problems.joined(separator: "; "))")
+        }
+        print("hostile owned directories: \(all.count) attacks tried (\(Self.names.count) directories × \(Form.allCases.count) forms), \(all.count - failed.count) survived")
+    }
+
+    static func attack(_ c: Case, _ problems: inout [String]) throws {
+        func check(_ ok: Bool, _ message: @autoclosure () -> String) { if !ok { problems.append(message()) } }
+        let root = temporaryDirectory("owned-\(c.directory)-\(c.form)")
+        defer {
+            chmod(root + "/state", 0o755)
+            for e in (try? FileManager.default.contentsOfDirectory(atPath: root + "/state")) ?? [] { chmod(root + "/state/" + e, 0o755) }
+            try? FileManager.default.removeItem(atPath: root)
+        }
+        let state = root + "/state", out = root + "/out", outside = root + "/elsewhere"
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        let secretPath = root + "/secret"
+        try Data(HostileStateFileTests.secret.utf8).write(to: URL(fileURLWithPath: secretPath))
+        for (name, bytes) in HostileStateFileTests.baseline { try Data(bytes).write(to: URL(fileURLWithPath: state + "/" + name)) }
+        let path = state + "/" + c.directory
+        // An unsent alert where one belongs: it must be kept (set aside), never lost.
+        let kept = "kept \(c.directory)\n"
+        switch c.form {
+        case .regularFile: try Data(kept.utf8).write(to: URL(fileURLWithPath: path))
+        case .symlinkToFile: try require(symlink(secretPath, path) == 0)
+        case .symlinkToDirectoryOutside: try require(symlink(outside, path) == 0)
+        case .danglingSymlink: try require(symlink(root + "/nowhere", path) == 0)
+        case .fifo: try require(mkfifo(path, 0o644) == 0)
+        case .modeZeroDirectory, .foreignDirectory:
+            try require(mkdir(path, 0o755) == 0)
+            try Data(kept.utf8).write(to: URL(fileURLWithPath: path + "/alert-1-1-0001.msg"))
+        }
+        let script = root + "/script.txt"
+        try Data("0.5 PANIC hold 1.7\n4 end\n".utf8).write(to: URL(fileURLWithPath: script))
+        try require(lchownTree(root, 65534, 65534))
+        // After the chown: these stay root's (the foreign directory) or locked (mode 000).
+        if c.form == .foreignDirectory { try require(lchownTree(path, 0, 0)) }
+        if c.form == .modeZeroDirectory { try require(chmod(path, 0) == 0) }
+
+        let r = UnwindRun.run(["sim", "--headless", script, "--state", state, "--out", out, "--no-frames"], user: .nobody)
+        check(r.status == 0, "the device must run: \(r)")
+        let sent = (readText(out + "/alerts.log") ?? "").split(separator: "\n")
+        check(sent.count == AlertSlotFile.slotCount, "every alert must go out: \(sent)")
+        check(r.stderr.contains("\(c.directory) was ") && r.stderr.contains("moved aside as \(c.directory).corrupt-"),
+              "the log must say what was set aside: \(r.stderr)")
+
+        // A new, real directory under the name; the old thing beside it, untouched.
+        check(fileType(path) == S_IFDIR, "no new \(c.directory) directory")
+        let entries = try FileManager.default.contentsOfDirectory(atPath: state)
+        let aside = entries.filter { $0.hasPrefix(c.directory + ".corrupt-") }.map { state + "/" + $0 }
+        check(aside.count == 1, "one thing set aside expected: \(entries)")
+        if let a = aside.first {
+            switch c.form {
+            case .regularFile: check(readText(a) == kept, "the file's bytes changed")
+            case .symlinkToFile, .symlinkToDirectoryOutside, .danglingSymlink: check(fileType(a) == S_IFLNK, "not the link")
+            case .fifo: check(fileType(a) == S_IFIFO, "not the FIFO")
+            case .modeZeroDirectory, .foreignDirectory:
+                chmod(a, 0o755)  // root reads it back either way
+                check(readText(a + "/alert-1-1-0001.msg") == kept, "the message set aside is gone")
+            }
+        }
+        // Nothing written through a link.
+        check(readText(secretPath) == HostileStateFileTests.secret, "the secret changed")
+        check(((try? FileManager.default.contentsOfDirectory(atPath: outside)) ?? ["?"]).isEmpty, "something was written outside")
+        for (name, bytes) in HostileStateFileTests.baseline {
+            check(FileManager.default.contents(atPath: state + "/" + name).map { [UInt8]($0) } == bytes, "\(name) changed")
+        }
+        // The maintainer is told, once the device is down too.
+        let status = UnwindRun.run(["status", "--state", state])
+        check(status.stdout.contains("Set aside:") && status.stdout.contains("\(c.directory).corrupt-"),
+              "unwind status does not say what was set aside: \(status)")
+    }
+}
+
 func fileType(_ path: String) -> mode_t {
     var info = stat()
     guard lstat(path, &info) == 0 else { return 0 }

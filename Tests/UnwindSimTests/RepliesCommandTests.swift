@@ -77,6 +77,26 @@ struct RepliesCommandTests {
         #expect(!FileManager.default.fileExists(atPath: state + "/replies"), "a read-only command creates nothing")
     }
 
+    /// Whatever link is under `replies` (to a real directory, to nothing, to itself) or a file:
+    /// the same answer, exit 1 and what it is — never "no messages", never followed.
+    @Test(arguments: ["link to a directory", "dangling link", "looping link", "file"])
+    func aRepliesThatIsNotTheDirectoryIsSaid(_ form: String) throws {
+        let root = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let state = root + "/state", elsewhere = root + "/elsewhere", path = state + "/replies"
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
+        switch form {
+        case "link to a directory": #expect(symlink(elsewhere, path) == 0)
+        case "dangling link": #expect(symlink(root + "/nowhere", path) == 0)
+        case "looping link": #expect(symlink(path, path) == 0)
+        default: #expect(FileManager.default.createFile(atPath: path, contents: Data("x".utf8)))
+        }
+        let r = UnwindRun.run(["replies", "--state", state])
+        expectFailure(r, 1, form == "file" ? "it is not a directory" : "it is a symbolic link")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere).isEmpty)
+    }
+
     /// `r` in `unwind sim`: slot 1's contact replies "On my way" through the simulated modem; the
     /// reply goes through the real AT engine onto the card, and `unwind replies` lists it.
     @Test func theReplyKey() throws {

@@ -35,6 +35,20 @@ import UnwindCore
         #expect(!p.isEmpty, "accepted: \(yaml)")
     }
 
+    /// The device moves aside, replaces and chowns what it finds in its state directory: a
+    /// system directory there would be damaged.
+    @Test(arguments: ["/etc", "/etc/", "/", "/usr/lib/unwind", "/var/lib", "/var/lib/../../etc", "/tmp", "/proc/self", "/dev/shm",
+                      "/home", "/root", "/sys/class"])
+    func aSystemDirectoryIsNoStateDirectory(_ path: String) {
+        let p = problems("state_directory: \(path)\n")
+        #expect(p.contains { $0.contains("state_directory") && $0.contains("system directory") }, "accepted: \(path): \(p)")
+    }
+
+    @Test(arguments: ["/var/lib/unwind", "/srv/unwind/state", "/home/pi/unwind", "/tmp/unwind-test", "/var/lib/./unwind"])
+    func aDirectoryOfItsOwnIsAStateDirectory(_ path: String) {
+        #expect(problems("state_directory: \(path)\n").isEmpty)
+    }
+
     /// A maintainer turning the check-in on the short way: `checkin: on`. The device must say
     /// the check-in is not on, not leave the person believing help comes if they do not check in.
     @Test(arguments: ["checkin: on\n", "checkin: \"09:00\"\n", "panic: 5\n"])

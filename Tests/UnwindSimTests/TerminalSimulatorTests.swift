@@ -16,15 +16,22 @@ final class SimulatorOnTerminal: @unchecked Sendable {
     private let output = Mutex<[UInt8]>([])
     private let drained = DispatchSemaphore(value: 0)
 
-    init(state: String) throws {
+    /// `asNobody`: run as the unprivileged service user would (uid 65534, through setpriv), so
+    /// a file of mode 000 is out of its reach as it is on the device.
+    init(state: String, asNobody: Bool = false) throws {
         self.state = state
         var m: Int32 = -1, s: Int32 = -1
         var size = winsize(ws_row: 60, ws_col: 160, ws_xpixel: 0, ws_ypixel: 0)
         guard openpty(&m, &s, nil, nil, &size) == 0 else { throw POSIXError(.EIO) }
         master = m
         let terminal = FileHandle(fileDescriptor: s, closeOnDealloc: true)
-        process.executableURL = URL(fileURLWithPath: UnwindRun.executable)
-        process.arguments = ["sim", "--state", state]
+        if asNobody {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", UnwindRun.executable, "sim", "--state", state]
+        } else {
+            process.executableURL = URL(fileURLWithPath: UnwindRun.executable)
+            process.arguments = ["sim", "--state", state]
+        }
         process.standardInput = terminal
         process.standardOutput = terminal
         process.standardError = terminal
@@ -134,5 +141,87 @@ struct TerminalSimulatorTests {
         sim.hangUp()
         #expect(sim.exitStatus() == 0, "still running after its terminal went away")
         #expect(FileManager.default.fileExists(atPath: state + "/totalTime.txt"))
+    }
+
+    /// The whole start-up with its real modem link (a simulated modem on a pseudo-terminal):
+    /// an outbox that is a link to a directory elsewhere and a `modem` that is a file do not
+    /// keep it from starting; both are set aside and the running device's status says so.
+    @Test func aHostileOutboxAndModemDirectoryAreSetAside() throws {
+        let root = temporaryDirectory()
+        let state = root + "/state", outside = root + "/outside"
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        #expect(symlink(outside, state + "/outbox") == 0)
+        #expect(FileManager.default.createFile(atPath: state + "/modem", contents: Data("x".utf8)))
+        let sim = try SimulatorOnTerminal(state: state)
+        #expect(sim.waitUntilReady(), "the simulator did not come up: \(sim.text.suffix(600))")
+        let status = UnwindRun.run(["status", "--state", state])
+        #expect(status.status == 0)
+        #expect(status.stdout.contains("outbox was a symbolic link; moved aside as outbox.corrupt-"), "\(status)")
+        #expect(status.stdout.contains("Set aside: 2 items"), "\(status)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside).isEmpty, "written through the link")
+        kill(sim.process.processIdentifier, SIGTERM)
+        #expect(sim.exitStatus() == 0)
+    }
+
+    /// A change the running device cannot save (its file is kept for inspection: the service
+    /// user cannot read it) is not reported as done: exit 1, and why. The files are untouched.
+    @Test func aChangeTheDeviceCannotSaveFails() throws {
+        let root = temporaryDirectory()
+        let state = root + "/state"
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        try Data("daily 21:30\n".utf8).write(to: URL(fileURLWithPath: state + "/reminders.txt"))
+        try Data("5\n10\n0\n60\n300\n4\n".utf8).write(to: URL(fileURLWithPath: state + "/totalTime.txt"))
+        #expect(lchownTree(root, 65534, 65534))
+        #expect(chmod(state + "/reminders.txt", 0) == 0 && chmod(state + "/totalTime.txt", 0) == 0)
+        let sim = try SimulatorOnTerminal(state: state, asNobody: true)
+        #expect(sim.waitUntilReady(), "the simulator did not come up: \(sim.text.suffix(600))")
+        let reminder = UnwindRun.run(["reminders", "set", "never", "--state", state])
+        expectFailure(reminder, 1, "reminders.txt cannot be read by the device")
+        let reset = UnwindRun.run(["stats", "--reset", "--yes", "--state", state])
+        expectFailure(reset, 1, "totalTime.txt cannot be read by the device")
+        // Nothing written: neither the kept file nor, for the reset, its partner.
+        chmod(state + "/reminders.txt", 0o600)
+        chmod(state + "/totalTime.txt", 0o600)
+        #expect(readText(state + "/reminders.txt") == "daily 21:30\n")
+        #expect(readText(state + "/totalTime.txt") == "5\n10\n0\n60\n300\n4\n")
+        kill(sim.process.processIdentifier, SIGTERM)
+        #expect(sim.exitStatus() == 0)
+    }
+
+    /// The running device's statistics reset is one change on the card: the totals and the
+    /// history are renamed into place from one staging directory (`replaceAll`), as strace
+    /// attached to the device shows.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace")))
+    func aRunningDevicesResetIsOneChange() throws {
+        let state = temporaryDirectory()
+        let sim = try SimulatorOnTerminal(state: state)
+        #expect(sim.waitUntilReady(), "the simulator did not come up: \(sim.text.suffix(600))")
+        let log = state + "-strace.log"
+        defer { unlink(log) }
+        // Spawned with SIGINT unblocked (the test runner blocks it, and a child inherits that):
+        // SIGINT is how strace detaches from a process it attached to.
+        let tracer = try BackupInterruptTests.spawn("/usr/bin/strace", ["-f", "-p", "\(sim.process.processIdentifier)",
+                                                                    "-e", "trace=mkdirat,mkdir,renameat,renameat2,rename", "-o", log])
+        usleep(500_000)  // attached
+        let reset = UnwindRun.run(["stats", "--reset", "--yes", "--state", state])
+        #expect(reset.status == 0, "\(reset)")
+        usleep(200_000)
+        kill(tracer, SIGINT)
+        var status: Int32 = 0
+        waitpid(tracer, &status, 0)
+        let trace = readText(log) ?? ""
+        // From the staging directory into the state directory: another descriptor, the same name.
+        func committed(_ name: String) -> Bool {
+            let pattern = try! NSRegularExpression(pattern: #"renameat2?\((\d+), "([^"]+)", (\d+), "([^"]+)""#)
+            return pattern.matches(in: trace, range: NSRange(trace.startIndex..., in: trace)).contains { m in
+                let group = { (i: Int) in Range(m.range(at: i), in: trace).map { String(trace[$0]) } ?? "" }
+                return group(2) == name && group(4) == name && group(1) != group(3)
+            }
+        }
+        #expect(trace.contains(".txn-"), "no staging directory: \(trace)")
+        #expect(committed("totalTime.txt") && committed("sessionHistory.txt"), "the two files were not committed together: \(trace)")
+        kill(sim.process.processIdentifier, SIGTERM)
+        #expect(sim.exitStatus() == 0)
     }
 }

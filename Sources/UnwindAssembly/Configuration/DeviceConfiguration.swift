@@ -48,12 +48,36 @@ public struct DeviceConfiguration: Sendable {
 
     public static let defaultPath = "/etc/unwind/unwind.conf"
 
+    /// Directories of the system: the device moves aside, replaces and chowns what it finds in
+    /// its state directory, so one of these (or anything in the first group) would be damaged.
+    static let systemTrees = ["/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/dev",
+                              "/proc", "/sys"]
+    static let systemDirectories = ["/", "/var", "/var/lib", "/var/log", "/var/cache", "/var/tmp", "/tmp", "/run",
+                                    "/home", "/root", "/srv", "/mnt", "/media"]
+
+    /// Why `path` cannot be the state directory, or nil. Judged on the path as written, with
+    /// "." and ".." worked out: `/var/lib/../../etc` is /etc.
+    public static func stateDirectoryProblem(_ path: String) -> String? {
+        guard path.hasPrefix("/") else { return "must be an absolute path" }
+        var parts: [Substring] = []
+        for part in path.split(separator: "/") {
+            if part == "." { continue }
+            if part == ".." { _ = parts.popLast(); continue }
+            parts.append(part)
+        }
+        let normal = "/" + parts.joined(separator: "/")
+        if systemDirectories.contains(normal) || systemTrees.contains(where: { normal == $0 || normal.hasPrefix($0 + "/") }) {
+            return "\(normal) is a system directory; the device needs a directory of its own (such as /var/lib/unwind)"
+        }
+        return nil
+    }
+
     /// Parses the file's text; throws every problem found, one per key.
     public static func parse(_ yaml: String, path: String = defaultPath) throws(ConfigErrors) -> DeviceConfiguration {
         let r = ConfigReader(yaml: yaml)
         var c = DeviceConfiguration()
         c.stateDirectory = r.string("state_directory", default: c.stateDirectory)
-        if !c.stateDirectory.hasPrefix("/") { r.problem("state_directory", "must be an absolute path") }
+        if let why = stateDirectoryProblem(c.stateDirectory) { r.problem("state_directory", why) }
         c.contentDirectory = r.optionalString("content_directory")
 
         // breathing.* and haptics.*: their own reader (BreathingConfiguration.swift).

@@ -207,10 +207,31 @@ public final class DeviceLoop {
     @discardableResult
     func maintain(_ change: MaintainerChange) -> EventRefusal? {
         let now = clock.now()
+        let start = effects.count
         let refusal = core.apply(.maintainer(change), at: now, effects: &effects)
+        saveTogether(from: start)
         perform()
         applyMotor(now.instant)
         return refusal
+    }
+
+    /// The files one maintainer's change saves (a statistics reset: the totals and the history;
+    /// a pattern removed: the list and the choice) are committed as one, as a restore's are: a
+    /// kill between two writes must not leave half a change on the card.
+    private func saveTogether(from start: Int) {
+        var files: [(name: String, bytes: [UInt8])] = []
+        for case .save(let file, let text) in effects[start...] {
+            if let i = files.firstIndex(where: { $0.name == file.name }) {
+                files[i].bytes = Array(text.utf8)
+            } else {
+                files.append((file.name, Array(text.utf8)))
+            }
+        }
+        guard files.count > 1 else { return }
+        var rest = Array(effects[..<start])
+        rest += effects[start...].filter { if case .save = $0 { false } else { true } }
+        effects = rest
+        persistence.saveAll(files)
     }
 
     private func perform() {

@@ -95,6 +95,8 @@ public struct OutboxEntry: Equatable, Sendable {
 /// hand-edited outbox file cannot put a control character anywhere near the modem.
 public final class Outbox {
     public static let fileExtension = ".msg"
+    /// Its directory, inside the state directory.
+    public static let directoryName = "outbox"
     /// Far beyond any real count of alerts; a file claiming more is not an outbox file.
     public static let maximumSequence = 1 << 40
     public static let historyLimit = 20

@@ -31,7 +31,7 @@ struct HardwareCommand: ParsableCommand {
                 """)
         @OptionGroup var options: MaintenanceOptions
         @Argument(help: "motor, display or buttons.") var part: Part
-        @Option(help: "How long the display test or the button listing lasts, in seconds.") var seconds: Double?
+        @Option(help: "How long the display test or the button listing lasts, in seconds.", transform: plainSeconds) var seconds: Double?
 
         func validate() throws {
             if let seconds, !(seconds > 0 && seconds <= 3600) { throw ValidationError("--seconds takes 0 to 3600 seconds") }

@@ -122,7 +122,17 @@ public struct OfflineState {
         self.contentDirectory = DeviceContent.directory(override: contentDirectory)
     }
 
+    /// What was moved aside on the way, said with the answer.
+    private final class Notes { var lines: [String] = [] }
+    private let notes = Notes()
+
     public func apply(_ request: ControlRequest) throws(ControlFailure) -> ControlResponse {
+        var r = try change(request)
+        if !notes.lines.isEmpty { r.message = (r.message ?? "done") + "; " + notes.lines.joined(separator: "; ") }
+        return r
+    }
+
+    private func change(_ request: ControlRequest) throws(ControlFailure) -> ControlResponse {
         switch request {
         case .status, .screen, .testAlert, .modemCheck, .modemCommand, .motorTest:
             throw .failed("the device is not running; this needs it (start it: sudo systemctl start unwind)")
@@ -169,8 +179,11 @@ public struct OfflineState {
             return .done(wasEmpty ? "slot \(slot) was already empty" : "slot \(slot) cleared")
 
         case .resetStatistics:
-            try write(TotalTimeFile.name, TotalTimeFile.format(.zero))
-            try write(SessionHistoryFile.name, SessionHistoryFile.format([]))
+            // One change: a kill between two writes once left the totals zeroed and the history old.
+            let files = [(name: TotalTimeFile.name, bytes: Array(TotalTimeFile.format(.zero).utf8)),
+                         (name: SessionHistoryFile.name, bytes: Array(SessionHistoryFile.format([]).utf8))]
+            try setAsideUnusable(files.map(\.name))
+            do { try store.replaceAll(files) } catch { throw .failed("cannot reset the statistics (nothing changed): \(error)") }
             return .done("breathing statistics reset to zero")
 
         case .addPattern(let name, let words):
@@ -188,6 +201,7 @@ public struct OfflineState {
             let bytes = files.mapValues { [UInt8]($0) }
             let state = try MaintenanceEdits.restorable(bytes)
             let files = (StateArchive.stateFiles + StateArchive.optionalFiles).compactMap { name in bytes[name].map { (name: name, bytes: $0) } }
+            try setAsideUnusable(files.map(\.name))
             do { try store.replaceAll(files) } catch { throw .failed("cannot restore (no state file changed): \(error)") }
             return .done(MaintenanceEdits.restoredMessage(state))
         }
@@ -228,7 +242,58 @@ public struct OfflineState {
     func write(_ name: String, _ text: String) throws(ControlFailure) { try write(name, Array(text.utf8)) }
 
     func write(_ name: String, _ bytes: [UInt8]) throws(ControlFailure) {
+        try setAsideUnusable([name])
         do { try store.replace(name, with: bytes) } catch { throw .failed("cannot write \(name): \(error)") }
+    }
+
+    /// Before files are replaced: each that the device could not have loaded — too large, a
+    /// FIFO, a link, a directory, a second name, a file the device's user cannot read, bytes
+    /// that do not parse — is moved aside as `<name>.corrupt-<time>`, as the device does at
+    /// start, so a command never destroys what is there; the answer says where each went.
+    func setAsideUnusable(_ names: [String]) throws(ControlFailure) {
+        for name in names {
+            guard let why = unusable(name) else { continue }
+            do {
+                let moved = try store.quarantine(name, suffix: "\(time(nil))")
+                notes.lines.append("the old \(name) (\(why)) was kept as \(moved)")
+            } catch {
+                throw .failed("\(name) is \(why) and cannot be moved aside (\(error)); nothing changed")
+            }
+        }
+    }
+
+    /// Why the device could not use what is under `name`, or nil (nothing there, or a good file).
+    func unusable(_ name: String) -> String? {
+        let bytes: [UInt8]?
+        do { bytes = try store.read(name) } catch { return error.message }
+        guard let bytes else { return nil }
+        if let who = Self.deviceUserCannotRead(store.directory + "/" + name, directory: store.directory) {
+            return "not readable by \(who), the device's user"
+        }
+        let parsed: Bool
+        switch name {
+        case TotalTimeFile.name: parsed = (try? TotalTimeFile.parse(bytes)) != nil
+        case SessionHistoryFile.name: parsed = (try? SessionHistoryFile.parse(bytes)) != nil
+        case MantrasFile.name: parsed = (try? MantrasFile.parse(bytes)) != nil
+        case RemindersFile.name: parsed = (try? RemindersFile.parse(bytes)) != nil
+        case PatternsFile.name: parsed = (try? PatternsFile.parse(bytes)) != nil
+        case BreathingChoiceFile.name: parsed = bytes.isEmpty || (try? BreathingChoiceFile.parse(bytes)) != nil
+        case _ where AlertSlotFile.names.contains(name):
+            parsed = (try? AlertSlotFile.parse(bytes)) != nil
+        default: parsed = true
+        }
+        return parsed ? nil : "not a valid \(name)"
+    }
+
+    /// The uid that owns the state directory (the service user) when the file's mode keeps it
+    /// out; nil when it can read it (or the directory is root's: root reads everything).
+    static func deviceUserCannotRead(_ path: String, directory: String) -> uid_t? {
+        var file = stat(), dir = stat()
+        guard lstat(path, &file) == 0, stat(directory, &dir) == 0, dir.st_uid != 0 else { return nil }
+        let readable = if file.st_uid == dir.st_uid { file.st_mode & 0o400 != 0 }
+            else if file.st_gid == dir.st_gid { file.st_mode & 0o040 != 0 }
+            else { file.st_mode & 0o004 != 0 }
+        return readable ? nil : dir.st_uid
     }
 }
 

@@ -67,6 +67,17 @@ func writeError(_ line: String) {
     FileHandle.standardError.write(Data((TextSafety.escaped(line) + "\n").utf8))
 }
 
+/// A number of seconds as a person types one: digits, at most one decimal point. Swift's
+/// Double(_:) would also take "1e3", "0x10", "inf" and "nan", which nobody means as a duration.
+func plainSeconds(_ text: String) throws -> Double {
+    let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+    guard !text.isEmpty, parts.count <= 2, parts.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } }),
+          !(parts.first ?? "").isEmpty, parts.count == 1 || !parts[1].isEmpty, let value = Double(text) else {
+        throw ValidationError("--seconds takes a plain number of seconds, like 10 or 2.5, not \"\(text)\"")
+    }
+    return value
+}
+
 /// mm:ss, or h:mm:ss from an hour.
 func clockText(_ seconds: Int64) -> String {
     let h = seconds / 3600, m = seconds / 60 % 60, s = seconds % 60

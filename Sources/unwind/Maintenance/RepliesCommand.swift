@@ -45,8 +45,17 @@ struct RepliesCommand: ParsableCommand {
         let directory = m.stateDirectory + "/" + Inbox.directoryName
         var replies: [StoredReply] = []
         var problems: [String] = []
+        // Whatever is under the name, said as it is: a link (dangling, looping or to a real
+        // directory) is never followed and never taken for "no messages".
         var info = stat()
-        if stat(directory, &info) == 0 {
+        if lstat(directory, &info) != 0 {
+            let e = errno
+            if e != ENOENT { throw ControlFailure.failed("cannot read the replies in \(directory): \(String(cString: strerror(e)))") }
+        } else {
+            guard info.st_mode & S_IFMT == S_IFDIR else {
+                let what = info.st_mode & S_IFMT == S_IFLNK ? "a symbolic link" : "not a directory"
+                throw ControlFailure.failed("cannot read the replies in \(directory): it is \(what), not the device's directory; nothing read from it (the device sets it aside when it starts)")
+            }
             let store: DirectoryStore
             do { store = try DirectoryStore(directory: directory) } catch {
                 throw ControlFailure.failed("cannot read the replies in \(directory): \(error)")

@@ -78,6 +78,35 @@ struct StatusCommand: ParsableCommand {
             say("Recent errors:")
             for e in s.recentErrors { say("  \(e)") }
         }
+        sayKeptAside(m.stateDirectory)
+    }
+
+    /// What the device set aside (a state file it could not use, an outbox that was a link …):
+    /// kept until the maintainer looks, so said every time, not only while it is a recent error.
+    private func sayKeptAside(_ stateDirectory: String) {
+        let kept = Self.keptAside(stateDirectory)
+        guard !kept.isEmpty else { return }
+        say("Set aside: \(kept.count) item\(kept.count == 1 ? "" : "s") the device could not use, kept for inspection in \(stateDirectory):")
+        for k in kept.prefix(20) { say("  \(k)") }
+        if kept.count > 20 { say("  … and \(kept.count - 20) more") }
+    }
+
+    /// The names in the state directory that end up there when something is set aside, each with
+    /// what it is; empty when the directory cannot be listed.
+    static func keptAside(_ stateDirectory: String) -> [String] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: stateDirectory) else { return [] }
+        return names.filter { $0.contains(".corrupt-") }.sorted().map { name in
+            var info = stat()
+            guard lstat(stateDirectory + "/" + name, &info) == 0 else { return name }
+            let kind = switch info.st_mode & S_IFMT {
+            case S_IFREG: "file, \(info.st_size) bytes"
+            case S_IFDIR: "directory"
+            case S_IFLNK: "symbolic link"
+            case S_IFIFO: "FIFO"
+            default: "special file"
+            }
+            return "\(name) (\(kind))"
+        }
     }
 
     /// What followed the last alerts, as the person's screen shows it; then readiness and the checks.
@@ -116,6 +145,7 @@ struct StatusCommand: ParsableCommand {
         }
         say("Alerts:    " + slots.joined(separator: " · "))
         say("Outbox:    " + Self.outboxSummary(m.stateDirectory + "/outbox"))
+        sayKeptAside(m.stateDirectory)
     }
 
     /// What the outbox's files say, read without changing anything: a message stays there after
@@ -161,7 +191,7 @@ struct ScreenCommand: ParsableCommand {
     @Flag(help: "With --png: replace the file if it exists.")
     var force = false
 
-    @Option(help: ArgumentHelp("With --watch: stop after this many seconds.", valueName: "seconds"))
+    @Option(help: ArgumentHelp("With --watch: stop after this many seconds.", valueName: "seconds"), transform: plainSeconds)
     var seconds: Double?
 
     func validate() throws {
