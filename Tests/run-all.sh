@@ -6,11 +6,16 @@
 #      pseudo-terminal, the file store killed mid-write, the maintainer's commands end to end);
 #   3. Tests/KernelRig/hardware-tests.sh: the GPIO and I²C code and the daemon against a real
 #      Linux kernel (gpio-sim, i2c-stub) in a qemu guest;
-#   4. deploy/test.sh: shellcheck, the Debian package (build, lintian, install / upgrade / remove /
+#   4. Tests/Arm64/arm64-tests.sh: the board's architecture: cross-compiled with Debian's Swift
+#      for aarch64, every Swift suite run under qemu-user, a native build on Debian sid (newest
+#      glibc and libgpiod), and the arm64 package built, lintian-clean and installed in an
+#      arm64 chroot;
+#   5. deploy/test.sh: shellcheck, the Debian package (build, lintian, install / upgrade / remove /
 #      purge in a bookworm chroot), the systemd unit, the udev rules, the Ansible playbook (update,
 #      health check, rollback), the configuration file against the binary.
 # Every stage runs; the script fails when any stage failed.
-#   UNWIND_SKIP_RIG=1 / UNWIND_SKIP_DEPLOY=1 leave out stage 3 / 4 (quicker local runs).
+#   UNWIND_SKIP_RIG=1 / UNWIND_SKIP_ARM64=1 / UNWIND_SKIP_DEPLOY=1 leave out stage 3 / 4 / 5
+#   (quicker local runs).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
@@ -35,6 +40,9 @@ stage "module graph (README = Package.swift)" Tests/module-graph.sh
 stage "swift test" swift test --skip-build
 if [ "${UNWIND_SKIP_RIG:-0}" != 1 ]; then
     stage "kernel rig" Tests/KernelRig/hardware-tests.sh --scratch-path .build
+fi
+if [ "${UNWIND_SKIP_ARM64:-0}" != 1 ]; then
+    stage "arm64 (cross-compiled, tests under qemu-user, package)" Tests/Arm64/arm64-tests.sh
 fi
 if [ "${UNWIND_SKIP_DEPLOY:-0}" != 1 ]; then
     stage "deployment" env UNWIND_BINARY="$PWD/.build/debug/unwind" deploy/test.sh

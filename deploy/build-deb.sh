@@ -119,8 +119,26 @@ elif [ -z "$arch" ]; then
     arch=$(dpkg --print-architecture)
 fi
 
+# A foreign executable (cross-compiled) is stripped and read by its own architecture's binutils
+# (binutils-aarch64-linux-gnu for arm64): the build machine's strip does not know its format.
+strip_tool=strip
+objdump_tool=objdump
+if [ "$is_elf" = 1 ] && [ "$arch" != "$(dpkg --print-architecture)" ]; then
+    case "$arch" in
+        arm64) prefix=aarch64-linux-gnu- ;;
+        armhf) prefix=arm-linux-gnueabihf- ;;
+        amd64) prefix=x86_64-linux-gnu- ;;
+        i386) prefix=i686-linux-gnu- ;;
+        riscv64) prefix=riscv64-linux-gnu- ;;
+    esac
+    command -v "${prefix}strip" >/dev/null ||
+        die "$from/unwind is an $arch executable: ${prefix}strip is missing (apt-get install binutils-${prefix%-})"
+    strip_tool=${prefix}strip
+    objdump_tool=${prefix}objdump
+fi
+
 if [ "$is_elf" = 1 ]; then
-    needed=$(objdump -p "$from/unwind" | awk '$1 == "NEEDED" { print $2 }')
+    needed=$("$objdump_tool" -p "$from/unwind" | awk '$1 == "NEEDED" { print $2 }')
     swift_libs=$(echo "$needed" | grep -E '^lib(swift|Foundation|dispatch|BlocksRuntime|_FoundationICU)' || true)
     if [ -n "$swift_libs" ] && [ -z "$swift_runtime" ]; then
         die "$from/unwind links the Swift runtime dynamically ($(echo "$swift_libs" | head -n 1) ...): build it with --static-swift-stdlib (build-release.sh does)"
@@ -136,9 +154,9 @@ install -d -m 0755 "$pkg/DEBIAN" "$pkg/usr/lib/unwind" "$pkg/usr/bin" "$pkg/usr/
     "$pkg/usr/share/man/man1" "$pkg/usr/share/man/man8" "$pkg/usr/share/lintian/overrides"
 
 install -m 0755 "$from/unwind" "$pkg/usr/lib/unwind/unwind"
-if [ "$is_elf" = 1 ] && command -v strip >/dev/null; then
+if [ "$is_elf" = 1 ] && command -v "$strip_tool" >/dev/null; then
     # As dh_strip does: no symbols beyond what linking needs, no .comment and .note sections.
-    strip --remove-section=.comment --remove-section=.note --strip-unneeded "$pkg/usr/lib/unwind/unwind"
+    "$strip_tool" --remove-section=.comment --remove-section=.note --strip-unneeded "$pkg/usr/lib/unwind/unwind"
 fi
 cp -R "$from/$bundle" "$pkg/usr/lib/unwind/"
 find "$pkg/usr/lib/unwind/$bundle" -type d -exec chmod 0755 {} + -o -type f -exec chmod 0644 {} +
@@ -192,7 +210,9 @@ if [ "$is_elf" = 1 ]; then
     printf 'Source: unwind\n\nPackage: unwind\nArchitecture: any\n' >"$work/debian/control"
     opts=()
     if [ -n "$swift_runtime" ]; then opts=(-l"$swift_runtime" --ignore-missing-info); fi
-    shlibs=$(cd "$work" && dpkg-shlibdeps -O "${opts[@]}" -e"debian/unwind/usr/lib/unwind/unwind" 2>"$work/shlibdeps.err") ||
+    # DEB_HOST_ARCH: a cross-compiled executable's libraries are the ones of its architecture
+    # (multiarch, e.g. libgpiod3:arm64), found in /usr/lib/<its triplet>.
+    shlibs=$(cd "$work" && DEB_HOST_ARCH=$arch dpkg-shlibdeps -O "${opts[@]}" -e"debian/unwind/usr/lib/unwind/unwind" 2>"$work/shlibdeps.err") ||
         { cat "$work/shlibdeps.err" >&2; die "dpkg-shlibdeps failed"; }
     shlibs=$(echo "$shlibs" | sed -n 's/^shlibs:Depends=//p')
     [ -n "$shlibs" ] || die "dpkg-shlibdeps found no dependencies"

@@ -106,6 +106,9 @@ build_cache() {
     ln -sfn /opt/arm64/root/usr/libexec/swift/lib/swift "$s/usr/lib/swift"
     ln -sfn /opt/arm64/root/usr/libexec/swift/lib/swift_static "$s/usr/lib/swift_static"
     [ -e "$s/usr/lib/ld-linux-aarch64.so.1" ] || ln -s aarch64-linux-gnu/ld-linux-aarch64.so.1 "$s/usr/lib/ld-linux-aarch64.so.1"
+    # The tests run with QEMU_LD_PREFIX at this sysroot (Tests/Arm64): qemu-user looks up every
+    # absolute path there first, so nothing a test touches (/tmp, /dev) may exist in it.
+    rm -rf "$s/tmp" "$s/dev"
     install_sdk "$r"
     # Through the mounts: the swift driver finds its libraries from /proc/self/exe.
     with_mounts "$r" swift sdk install /opt/arm64/debian-aarch64.artifactbundle >/dev/null

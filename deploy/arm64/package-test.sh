@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# package-test.sh (arm64) -- the arm64 package as a device gets it:
+#   1. deploy/arm64/build-deb.sh: unwind_<V>_arm64.deb, and the same release as V+test2;
+#   2. lintian --pedantic on it (the overrides are deploy/debian/lintian-overrides, as on amd64);
+#   3. in an arm64 Debian 13 (trixie) chroot, every program in it aarch64 under qemu-user:
+#      apt-get install ./unwind_<V>_arm64.deb (its Depends resolved from the mirror, the
+#      postinst's adduser and statoverrides run), the installed unwind runs (sim --headless,
+#      config check as the service user), upgrade to V+test2, remove, purge;
+#   4. the figures: package and executable size, start-up instructions (exec to first frame and
+#      to PANIC-ready, counted by qemu's instruction plugin where present), memory.
+# The chroot is made once (mmdebstrap under emulation, 3-6 minutes) and cached as a tarball in
+# the toolchain cache; each run unpacks a fresh copy.
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+toolchain=$here/toolchain.sh
+mirror=${UNWIND_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+base=${UNWIND_ARM64_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/unwind-arm64}
+tarball=$base/trixie-arm64-minbase.tar
+work=$(mktemp -d)
+trap 'umount -R "$work/c/proc" 2>/dev/null; umount -R "$work/c/dev" 2>/dev/null; rm -rf --one-file-system "$work"' EXIT
+
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); printf 'ok    %s\n' "$1"; }
+bad() {
+    failed=$((failed + 1))
+    printf 'FAIL  %s\n' "$1"
+    [ -n "${2:-}" ] && [ -f "$2" ] && tail -n 25 "$2" | sed 's/^/      /'
+}
+
+"$toolchain" prepare || exit 1
+root=$("$toolchain" path)
+
+# 1. The package, twice.
+t0=$SECONDS
+if "$here/build-deb.sh" --out "$work/debs" >"$work/build1.out" 2>&1; then
+    v1=$(ls "$work"/debs/unwind_*_arm64.deb)
+    version=$(dpkg-deb -f "$v1" Version)
+    ok "deploy/arm64/build-deb.sh: $(basename "$v1") ($(du -h "$v1" | cut -f1), $((SECONDS - t0)) s)"
+else
+    bad "deploy/arm64/build-deb.sh" "$work/build1.out"
+    echo "arm64 package: $passed passed, $((failed)) failed"
+    exit 1
+fi
+mkdir -p "$work/debs2"
+"$here/build-deb.sh" --out "$work/debs2" --version "$version+test2" --compress gzip >"$work/build2.out" 2>&1 ||
+    bad "build-deb.sh --version $version+test2" "$work/build2.out"
+v2=$(ls "$work"/debs2/unwind_*_arm64.deb 2>/dev/null | head -n 1)
+
+arch=$(dpkg-deb -f "$v1" Architecture)
+deps=$(dpkg-deb -f "$v1" Depends)
+mkdir -p "$work/x"
+dpkg-deb -x "$v1" "$work/x"
+machine=$(readelf -h "$work/x/usr/lib/unwind/unwind" 2>/dev/null | sed -n 's/^ *Machine: *//p')
+if [ "$arch" = arm64 ] && [ "$machine" = AArch64 ]; then
+    ok "Architecture: arm64, and the executable is AArch64 (readelf)"
+else
+    echo "Architecture: $arch, machine: $machine" >"$work/arch.out"
+    bad "Architecture arm64 and an AArch64 executable" "$work/arch.out"
+fi
+names=" $(echo "$deps" | sed 's/ ([^)]*)//g; s/,//g') "
+missing=
+for p in adduser gpiod libgpiod3 libi2c0 libqrencode4 libc6 libstdc++6; do
+    case "$names" in *" $p "*) ;; *) missing="$missing $p" ;; esac
+done
+if [ -z "$missing" ] && ! grep -qi swift <<<"$deps"; then
+    ok "Depends: $deps"
+else
+    echo "Depends: $deps; missing:$missing" >"$work/deps.out"
+    bad "Depends names trixie's libgpiod3, libi2c0, libqrencode4, libc6, libstdc++6 and no Swift runtime" "$work/deps.out"
+fi
+needed=$(readelf -d "$work/x/usr/lib/unwind/unwind" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p' | tr '\n' ' ')
+if grep -Eq 'libswift|libFoundation|libdispatch' <<<"$needed"; then
+    echo "$needed" >"$work/needed.out"
+    bad "the arm64 executable links no Swift runtime" "$work/needed.out"
+else
+    ok "the arm64 executable links no Swift runtime (NEEDED: $needed)"
+fi
+
+# 2. lintian, in the toolchain (sid's lintian reads any architecture's package).
+cp "$v1" "$root/build/lintian-test.deb"
+"$toolchain" run "$repo" -- bash -c 'lintian --pedantic -I -E /build/lintian-test.deb; rm -f /build/lintian-test.deb' >"$work/lintian.out" 2>&1
+if grep -Eq '^[EWIPX]: ' "$work/lintian.out" || grep -q 'lintian: ' "$work/lintian.out"; then
+    bad "lintian --pedantic -I -E $(basename "$v1")" "$work/lintian.out"
+else
+    ok "lintian --pedantic -I -E $(basename "$v1"): clean"
+fi
+
+# 3. An arm64 trixie chroot.
+c=$work/c
+if [ ! -f "$tarball" ]; then
+    echo "test: making the arm64 trixie chroot (mmdebstrap under emulation, once)"
+    t0=$SECONDS
+    "$toolchain" run "$repo" -- mmdebstrap --quiet --variant=minbase --architectures=arm64 --format=tar \
+        --aptopt='Acquire::Check-Valid-Until "false"' --include=ca-certificates \
+        trixie /build/trixie-arm64.tar "$mirror" >"$work/mmdebstrap.out" 2>&1
+    if [ -s "$root/build/trixie-arm64.tar" ]; then
+        mv "$root/build/trixie-arm64.tar" "$tarball"
+        echo "test: arm64 chroot made in $((SECONDS - t0)) s"
+    else
+        bad "an arm64 trixie chroot (mmdebstrap)" "$work/mmdebstrap.out"
+        echo "arm64 package: $passed passed, $failed failed"
+        exit 1
+    fi
+fi
+mkdir -p "$c"
+tar -C "$c" -xf "$tarball"
+cp /etc/resolv.conf "$c/etc/resolv.conf" 2>/dev/null || true
+echo 'Acquire::Check-Valid-Until "false";' >"$c/etc/apt/apt.conf.d/99unwind-snapshot"
+mount -t proc proc "$c/proc"
+mount --rbind /dev "$c/dev"
+mkdir -p "$c/root/debs"
+cp "$v1" "$c/root/debs/"
+[ -n "$v2" ] && cp "$v2" "$c/root/debs/"
+d1=/root/debs/$(basename "$v1")
+d2=/root/debs/$(basename "${v2:-none}")
+in_c() { chroot "$c" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"; }
+apt_in() {
+    in_c env DEBIAN_FRONTEND=noninteractive apt-get -y -q --no-install-recommends \
+        -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$@" </dev/null
+}
+meta() { in_c stat -c '%a %U:%G' "$1"; }
+[ "$(in_c uname -m)" = aarch64 ] && [ "$(in_c dpkg --print-architecture)" = arm64 ] ||
+    bad "the chroot is arm64 (uname -m under qemu-user: $(in_c uname -m))"
+
+t0=$SECONDS
+apt_in update >"$work/update.out" 2>&1 || true
+if apt_in install "$d1" >"$work/install.out" 2>&1 &&
+    [ "$(in_c dpkg-query -W -f='${Status} ${Version}' unwind)" = "install ok installed $version" ]; then
+    ok "apt-get install ./$(basename "$v1") in an arm64 trixie chroot ($((SECONDS - t0)) s, emulated): dependencies from the mirror"
+else
+    bad "apt-get install ./$(basename "$v1") in an arm64 trixie chroot" "$work/install.out"
+fi
+checks=0
+check() { checks=$((checks + 1)); eval "$1" >/dev/null 2>&1 || echo "failed: $1" >>"$work/checks.out"; }
+: >"$work/checks.out"
+check '[ "$(meta /usr/lib/unwind/unwind)" = "755 root:root" ]'
+check '[ "$(readlink "$c/usr/bin/unwind")" = ../lib/unwind/unwind ]'
+check '[ "$(meta /etc/unwind/unwind.conf)" = "640 root:unwind" ]'
+check '[ "$(meta /var/lib/unwind)" = "750 unwind:unwind" ]'
+check 'in_c getent passwd unwind'
+check '[ "$(in_c id -nG unwind | tr " " "\n" | sort | tr "\n" " ")" = "dialout gpio i2c unwind " ]'
+check '[ -L "$c/etc/systemd/system/multi-user.target.wants/unwind.service" ]'
+check 'in_c dpkg-query -W -f="\${Status}" libgpiod3 | grep -q "install ok installed"'
+if [ -s "$work/checks.out" ]; then
+    bad "the installed package: user, groups, owners, modes, enabled unit ($checks checks)" "$work/checks.out"
+else
+    ok "the installed package: user, groups, owners, modes, enabled unit, libgpiod3 ($checks checks)"
+fi
+
+printf '0 PAGE long\n1 PANIC\n3 end\n' >"$c/tmp/script"
+if in_c unwind sim --headless /tmp/script --out /tmp/sim --no-frames >"$work/run.out" 2>&1 &&
+    chroot --userspec=unwind:unwind "$c" /usr/bin/unwind config check --config /etc/unwind/unwind.conf >>"$work/run.out" 2>&1 &&
+    in_c unwind --help >>"$work/run.out" 2>&1; then
+    ok "the installed aarch64 unwind runs (sim --headless with a PANIC; config check as the service user)"
+else
+    bad "the installed aarch64 unwind runs" "$work/run.out"
+fi
+
+if [ -n "$v2" ]; then
+    echo '# edited on the device' >>"$c/etc/unwind/unwind.conf"
+    if apt_in install "$d2" >"$work/upgrade.out" 2>&1 &&
+        [ "$(in_c dpkg-query -W -f='${Version}' unwind)" = "$version+test2" ] &&
+        [ "$(tail -n 1 "$c/etc/unwind/unwind.conf")" = '# edited on the device' ]; then
+        ok "upgrade to $version+test2: the edited configuration kept"
+    else
+        bad "upgrade to $version+test2" "$work/upgrade.out"
+    fi
+fi
+if apt_in remove unwind >"$work/remove.out" 2>&1 &&
+    [ "$(in_c dpkg-query -W -f='${Status}' unwind)" = "deinstall ok config-files" ] &&
+    [ ! -e "$c/usr/lib/unwind" ] && [ -f "$c/etc/unwind/unwind.conf" ]; then
+    ok "apt-get remove unwind: the program gone, the configuration kept"
+else
+    bad "apt-get remove unwind" "$work/remove.out"
+fi
+if apt_in purge unwind >"$work/purge.out" 2>&1 &&
+    ! in_c dpkg-query -W -f='${Status}' unwind 2>/dev/null | grep -q . &&
+    [ ! -e "$c/etc/unwind" ] && [ ! -e "$c/var/lib/unwind" ]; then
+    ok "apt-get purge unwind: configuration and state gone"
+else
+    bad "apt-get purge unwind" "$work/purge.out"
+fi
+
+# 4. Figures.
+bin=$work/x/usr/lib/unwind/unwind
+echo "figures: package $(du -h "$v1" | cut -f1) ($(stat -c %s "$v1") bytes); executable $(du -h "$bin" | cut -f1) ($(stat -c %s "$bin") bytes, stripped); installed size $(dpkg-deb -f "$v1" Installed-Size) KiB"
+
+echo "arm64 package: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
