@@ -342,7 +342,9 @@ struct DirectoryStoreTests {
         for round in 0..<kills {
             let context = "seed \(seed) (UNWIND_KILL_SEED to replay), kill \(round)"
             let child = try Child(writer, [dir.path, name])
-            guard child.waitForLine("ready", timeout: .seconds(10)) else {
+            // A deadline that only fails the test: a busy machine, or an aarch64 child under qemu-user
+            // (Tests/Arm64), can take seconds to start.
+            guard child.waitForLine("ready", timeout: .seconds(60)) else {
                 let status = child.killAndWait()
                 Issue.record("store-writer never said ready (\(status)); \(context)")
                 return
