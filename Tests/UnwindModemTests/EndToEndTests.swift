@@ -30,7 +30,14 @@ struct EndToEndTests {
         #expect(rig.sim.delivered.map(\.text) == alerts.map(\.alert.message))
         #expect(rig.sim.delivered.map(\.number) == ["+15550100001", "7787824615", "+15550100003", "+15550100004", "+15550100005"])
         #expect(rig.sim.delivered.map(\.parts) == [1, 2, 2, 1, 1])
-        #expect(ids.allSatisfy { if case .sent = rig.modem.message($0)?.state { true } else { false } })
+        // Sent, or already delivered: on a slow machine (or under qemu-user) the simulator's status
+        // reports can arrive before this line runs.
+        #expect(ids.allSatisfy {
+            switch rig.modem.message($0)?.state {
+            case .sent, .delivered: true
+            default: false
+            }
+        })
         #expect(rig.settleReports(within: .seconds(10)))
         #expect(ids.allSatisfy { if case .delivered = rig.modem.message($0)?.state { true } else { false } })
         #expect(rig.outbox.entries.isEmpty)
