@@ -78,7 +78,10 @@ final class SimulatorOnTerminal: @unchecked Sendable {
             let pid = process.processIdentifier
             let wchan = (try? String(contentsOfFile: "/proc/\(pid)/wchan", encoding: .utf8)) ?? "?"
             let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? "?"
-            print("simulator \(pid) still running after \(limit): wchan \(wchan), stat \(stat)")
+            // And what it logged last: a fatal error in a thread shows there, while Swift's
+            // backtracer waits for a key on the terminal (which looks like a hang).
+            let log = (try? String(contentsOfFile: state + "/sim.log", encoding: .utf8)) ?? ""
+            print("simulator \(pid) still running after \(limit): wchan \(wchan), stat \(stat); sim.log ends: \(log.suffix(600))")
             // Never left behind when a test fails: it would spin on, unseen.
             kill(process.processIdentifier, SIGKILL)
             return nil
