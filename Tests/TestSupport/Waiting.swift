@@ -83,3 +83,17 @@ public var fsyncSystemCallNumber: Int {
     #error("fsync's system call number on this architecture")
     #endif
 }
+
+/// How many of this process's descriptors are open on `path` (/proc/self/fd): another thread
+/// has opened a file (a lock it is about to wait for) when the count goes up.
+public func descriptors(onto path: String) -> Int {
+    let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+    let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+    return fds.filter { fd in
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let n = readlink("/proc/self/fd/\(fd)", &buffer, buffer.count - 1)
+        guard n > 0 else { return false }
+        let target = String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return target == path || target == resolved
+    }.count
+}

@@ -60,12 +60,19 @@ final class SimulatorOnTerminal: @unchecked Sendable {
 
     /// Answers `unwind status` on its socket: loaded, looping, its modem plugged in.
     func waitUntilReady() -> Bool {
-        for _ in 0..<150 {
-            if !process.isRunning { return false }
-            if UnwindRun.run(["status", "--state", state]).status == 0 { return true }
-            usleep(100_000)
+        var ready = false
+        _ = waitUntil(.seconds(30), every: .milliseconds(50)) {
+            ready = UnwindRun.run(["status", "--state", state]).status == 0
+            return ready || !process.isRunning
         }
-        return false
+        return ready
+    }
+
+    /// `unwind status --json`'s session line ("running for 00:01", "ready (no session)" …).
+    var session: String? {
+        let r = UnwindRun.run(["status", "--json", "--state", state])
+        guard r.status == 0, let object = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any] else { return nil }
+        return object["session"] as? String
     }
 
     /// The exit status, once it exited within `limit` (and everything it wrote was read).
@@ -99,7 +106,7 @@ struct TerminalSimulatorTests {
         let sim = try SimulatorOnTerminal(state: state)
         #expect(sim.waitUntilReady(), "the simulator did not come up: \(sim.text.suffix(300))")
         sim.type(" ")  // SELECT: a session starts
-        usleep(300_000)
+        #expect(waitUntil(.seconds(30)) { sim.session?.hasPrefix("running") == true }, "no session started")
         kill(sim.process.processIdentifier, signal)
         #expect(sim.exitStatus() == 0)
         #expect(FileManager.default.fileExists(atPath: state + "/totalTime.txt"), "the session was not saved")
