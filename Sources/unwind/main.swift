@@ -36,7 +36,7 @@ struct Unwind: ParsableCommand {
         let fm = FileManager.default
         let isDevice = fm.fileExists(atPath: DeviceConfiguration.defaultPath) || fm.fileExists(atPath: DeviceConfiguration().stateDirectory)
         if !isDevice && isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 {
-            var sim = try Sim.parse([])
+            let sim = try Sim.parse([])
             return try sim.run()
         }
         print("""
@@ -55,7 +55,7 @@ struct Unwind: ParsableCommand {
         guard isDevice else { return }
         print("Status:")
         do {
-            var status = try StatusCommand.parse([])
+            let status = try StatusCommand.parse([])
             try status.run()
         } catch let failure as ControlFailure {
             print("  (\(failure.message))")
