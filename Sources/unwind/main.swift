@@ -22,10 +22,13 @@ struct Unwind: ParsableCommand {
             Exit status: 0 done, 1 could not be done (the device is not running, a file cannot be read, the \
             modem failed …), 2 bad usage or input.
             """,
+        // `unwind --version`: the release, as `status --json` reports it and the Debian package
+        // is versioned (deploy/debian/changelog's first entry).
+        version: UnwindVersion.current,
         subcommands: [Sim.self, Run.self, StatusCommand.self, ScreenCommand.self, AlertsCommand.self, MantrasCommand.self,
                       RemindersCommand.self, StatsCommand.self, ModemCommand.self, RepliesCommand.self, HardwareCommand.self,
                       BackupCommand.self, RestoreCommand.self, ConfigCommand.self,
-                      PatternsCommand.self])
+                      PatternsCommand.self, VersionCommand.self])
 
     /// Bare `unwind`. On a board (a device configuration at /etc/unwind/unwind.conf, or the
     /// daemon's state directory /var/lib/unwind) it says what it is, the device's status and the
@@ -49,6 +52,7 @@ struct Unwind: ParsableCommand {
               unwind patterns list|add     the breathing patterns
               unwind modem check|at        the GSM modem                 unwind hw test …          the hardware
               unwind backup|restore FILE   the state files               unwind config check       the configuration
+              unwind version               the release (also --version)
               unwind run                   the device itself (systemd runs it: sudo systemctl start unwind)
               unwind sim                   the whole device simulated in a terminal
             """)
@@ -62,6 +66,17 @@ struct Unwind: ParsableCommand {
         } catch {
             print("  (\(error))")
         }
+    }
+}
+
+/// `unwind version`: what `unwind --version` prints.
+struct VersionCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "version",
+        abstract: "Print the release (the Debian package's version, and the one 'unwind status --json' reports).")
+
+    func run() {
+        print(UnwindVersion.current)
     }
 }
 
