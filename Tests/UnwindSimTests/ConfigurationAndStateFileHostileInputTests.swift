@@ -3,10 +3,11 @@ import Testing
 import UnwindAssembly
 import UnwindCore
 
-/// Review round 4, outside tester: hostile configuration for issues 15 and 16 through the real
-/// `DeviceConfiguration.parse`, and hostile state files through the real `unwind` CLI. Tests
-/// marked `// BUG:` fail because of a real defect; the others document attacks survived.
-@Suite struct Round4ConfigAndCLIAttackTests {
+/// Hostile configuration for issues 15 and 16 (help is coming, breathing patterns) through the
+/// real `DeviceConfiguration.parse`, and hostile state files through the real `unwind` CLI.
+/// Written by an outside tester in review round 4; a `// BUG:` comment names the defect its
+/// test found (each fixed since), the other tests document attacks survived.
+@Suite struct ConfigurationAndStateFileHostileInputTests {
     func problems(_ yaml: String) -> [String] {
         do {
             _ = try DeviceConfiguration.parse(yaml, path: "unwind.conf")

@@ -1,10 +1,10 @@
 import Testing
 @testable import UnwindCore
 
-/// Review round 4, outside tester: attacks on breathing patterns, timed sessions and the
-/// before/after rating (issue 16). Tests marked `// BUG:` fail because of a real defect; the
-/// others document attacks the core survived.
-@Suite struct Round4BreathingAttackTests {
+/// Hostile input to breathing patterns, timed sessions and the before/after rating (issue 16).
+/// Written by an outside tester in review round 4; a `// BUG:` comment names the defect its
+/// test found (each fixed since), the other tests document attacks the core survived.
+@Suite struct BreathingPatternHostileInputTests {
     var core = DeviceCore()
     var effects: [Effect] = []
 
