@@ -2,7 +2,8 @@
 # The whole test suite, as CI runs it (.ci/run) and as a newcomer runs it from the README:
 #   1. deploy/dev-deps.sh: what building and testing needs (apt-get, only when missing);
 #   1b. Tests/module-graph.sh: the README's module graph is Package.swift's;
-#   2. swift test: every Swift Testing suite (core, render, simulated devices, the modem over a
+#   2. swift build --build-tests (warnings in the project's own code are errors), then
+#      swift test: every Swift Testing suite (core, render, simulated devices, the modem over a
 #      pseudo-terminal, the file store killed mid-write, the maintainer's commands end to end);
 #   3. Tests/KernelRig/hardware-tests.sh: the GPIO and I²C code and the daemon against a real
 #      Linux kernel (gpio-sim, i2c-stub) in a qemu guest;
@@ -35,7 +36,12 @@ stage() {
     fi
 }
 
-stage "build" swift build --build-tests
+# Warnings in the project's own code (Sources/, Tests/) fail the build. SwiftPM compiles the
+# dependencies with -suppress-warnings and without this flag (it only reaches their link lines,
+# where it does nothing), so a dependency's warning never fails it. The flag is part of the build
+# description: a plain `swift build` after this one rebuilds the project's own modules once.
+# `swift test --skip-build` below runs what this stage built.
+stage "build" swift build --build-tests -Xswiftc -warnings-as-errors
 stage "module graph (README = Package.swift)" Tests/module-graph.sh
 stage "swift test" swift test --skip-build
 if [ "${UNWIND_SKIP_RIG:-0}" != 1 ]; then

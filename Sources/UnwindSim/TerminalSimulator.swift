@@ -250,12 +250,6 @@ public struct TerminalSimulator {
             if terminalError >= 0 {
                 let line = "unwind: \(error)\n"
                 _ = line.withCString { write(terminalError, $0, strlen($0)) }
-                // Said, the terminal given back: leave now. Going on through exit(3) sometimes
-                // hung in a futex after this point (a second simulator on the same directory,
-                // seen in 3 of ~12 full test runs, not reproduced alone); _exit runs no exit
-                // handlers, and nothing is left to flush or release.
-                fflush(nil)
-                _exit(1)
             }
             throw error
         }

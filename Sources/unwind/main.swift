@@ -22,10 +22,13 @@ struct Unwind: ParsableCommand {
             Exit status: 0 done, 1 could not be done (the device is not running, a file cannot be read, the \
             modem failed …), 2 bad usage or input.
             """,
+        // `unwind --version`: the release, as `status --json` reports it and the Debian package
+        // is versioned (deploy/debian/changelog's first entry).
+        version: UnwindVersion.current,
         subcommands: [Sim.self, Run.self, StatusCommand.self, ScreenCommand.self, AlertsCommand.self, MantrasCommand.self,
                       RemindersCommand.self, StatsCommand.self, ModemCommand.self, RepliesCommand.self, HardwareCommand.self,
                       BackupCommand.self, RestoreCommand.self, ConfigCommand.self,
-                      PatternsCommand.self])
+                      PatternsCommand.self, VersionCommand.self])
 
     /// Bare `unwind`. On a board (a device configuration at /etc/unwind/unwind.conf, or the
     /// daemon's state directory /var/lib/unwind) it says what it is, the device's status and the
@@ -36,7 +39,7 @@ struct Unwind: ParsableCommand {
         let fm = FileManager.default
         let isDevice = fm.fileExists(atPath: DeviceConfiguration.defaultPath) || fm.fileExists(atPath: DeviceConfiguration().stateDirectory)
         if !isDevice && isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 {
-            var sim = try Sim.parse([])
+            let sim = try Sim.parse([])
             return try sim.run()
         }
         print("""
@@ -49,19 +52,31 @@ struct Unwind: ParsableCommand {
               unwind patterns list|add     the breathing patterns
               unwind modem check|at        the GSM modem                 unwind hw test …          the hardware
               unwind backup|restore FILE   the state files               unwind config check       the configuration
+              unwind version               the release (also --version)
               unwind run                   the device itself (systemd runs it: sudo systemctl start unwind)
               unwind sim                   the whole device simulated in a terminal
             """)
         guard isDevice else { return }
         print("Status:")
         do {
-            var status = try StatusCommand.parse([])
+            let status = try StatusCommand.parse([])
             try status.run()
         } catch let failure as ControlFailure {
             print("  (\(failure.message))")
         } catch {
             print("  (\(error))")
         }
+    }
+}
+
+/// `unwind version`: what `unwind --version` prints.
+struct VersionCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "version",
+        abstract: "Print the release (the Debian package's version, and the one 'unwind status --json' reports).")
+
+    func run() {
+        print(UnwindVersion.current)
     }
 }
 

@@ -71,7 +71,7 @@ func permissions(of path: String) throws -> mode_t {
 
 /// Whether chmod 0500 on a directory stops this process from creating files in it (not so for root).
 func permissionsAreEnforced() -> Bool {
-    guard let dir = try? ScratchDirectory() else { return true }
+    let dir = ScratchDirectory()
     guard chmod(dir.path, 0o500) == 0 else { return true }
     defer { chmod(dir.path, 0o700) }
     let fd = open(dir.path + "/probe", O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)

@@ -48,12 +48,7 @@ struct OutboxKillTests {
     }
 
     func until(_ seconds: Double, _ done: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if done() { return true }
-            usleep(2_000)
-        }
-        return done()
+        waitUntil(.milliseconds(Int64(seconds * 1000)), every: .milliseconds(2), done)
     }
 
     @Test(arguments: KillPoint.allCases)

@@ -240,7 +240,7 @@ struct OutboxHostileFileTests {
         let dir = ScratchDirectory("outbox-journal")
         let journal = dir.path + "/.txn-2147483646-1"
         try FileManager.default.createDirectory(atPath: journal + "/b.msg", withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: journal + "/.commit", contents: nil)
+        #expect(FileManager.default.createFile(atPath: journal + "/.commit", contents: nil))
         try Data(Self.file().utf8).write(to: URL(fileURLWithPath: dir.path + "/a.msg"))
         let outbox = Outbox(storage: try DirectoryStore.outbox(at: dir.path))
         #expect(outbox.entries.map(\.id.rawValue) == ["a"])

@@ -57,9 +57,13 @@ struct SerialPortTests {
         sim.step()
         #expect(sim.commands == ["AT"])
         sim.step()
-        usleep(2000)
-        _ = try port.read(into: &bytes)
-        #expect(bytes == Array("AT\r\r\nOK\r\n".utf8), "echo from the modem, CR kept as CR")
+        // Until the whole answer has crossed the pseudo-terminal (it may come in pieces).
+        let answer = Array("AT\r\r\nOK\r\n".utf8)
+        _ = try waitUntil(.seconds(10), every: .milliseconds(1)) {
+            _ = try port.read(into: &bytes)
+            return bytes.count >= answer.count
+        }
+        #expect(bytes == answer, "echo from the modem, CR kept as CR")
         sim.unplug()
         #expect(throws: DeviceError.self) { _ = try port.read(into: &bytes) }
     }

@@ -28,7 +28,7 @@ import UnwindSim
         let watch = try AttackWatch(rig)
         let attacker = try RawConnection(path)
         let burst = Array(repeatElement(try ControlEnvelope(.status).encodedLine(), count: 256).joined())
-        let sent = Tally(), closedAfter = Tally()
+        let sent = Tally(), closedAfter = Tally(), pushed = Tally()
         // Until the device closes it; stopped at 4 MB, by when the device has shown it takes
         // whatever is sent.
         let attack = Background(for: .seconds(10)) { end in
@@ -39,10 +39,11 @@ import UnwindSim
                     break
                 }
                 sent.add(n)
-                if n == 0 { usleep(2000) }
+                if n == 0 { pushed.add(1); usleep(2000) }  // the attacker's own pace: retry a full socket
             }
         }
-        usleep(1_500_000)
+        // In the thick of it: the socket is full and the attacker keeps offering.
+        _ = waitUntil(.seconds(10)) { pushed.total > 0 || closedAfter.total > 0 || sent.total >= 4 << 20 }
         let during = rig.unwind(["status"])
         attack.join()
         let cost = try watch.finish()
@@ -70,16 +71,18 @@ import UnwindSim
         let request = try ControlEnvelope(.modemCommand("AT+CSQ")).encodedLine()
         #expect(attacker.offer(request + [0x0A]) == request.count + 1)
         let flood = [UInt8](repeating: 0x41, count: 64 * 1024)
-        let sent = Tally()
+        let sent = Tally(), pushed = Tally(), ended = Tally()
         // Stopped at 160 MB, which is enough to break the memory bound.
         let attack = Background(for: .seconds(3)) { end in
             while ContinuousClock.now < end && sent.total < 160 << 20 {
                 guard let n = attacker.offer(flood) else { break }
                 sent.add(n)
-                if n == 0 { usleep(2000) }
+                if n == 0 { pushed.add(1); usleep(2000) }  // the attacker's own pace: retry a full socket
             }
+            ended.add(1)
         }
-        usleep(1_500_000)
+        // In the thick of it: the socket is full and the attacker keeps offering.
+        _ = waitUntil(.seconds(10)) { pushed.total > 0 || ended.total > 0 }
         let during = rig.unwind(["status"])
         attack.join()
         let cost = try watch.finish()

@@ -35,11 +35,13 @@ import UnwindSim
         #expect(list.stdout.contains("* 51  Slow breath, soft shoulders."), "\(list)")
 
         // On the affirmations page the device shows it; the screen command shows what the device shows.
-        rig.buttons.tap(.page)
-        usleep(200_000)
-        rig.buttons.tap(.page)
-        #expect(rig.wait { rig.status()?.page == "affirmations" })
-        usleep(300_000)
+        #expect(rig.tap(.page) { rig.status()?.page == "grounding" })
+        #expect(rig.tap(.page) { rig.status()?.page == "affirmations" })
+        // Drawn and settled: the screen the device shows is the same twice running.
+        #expect(rig.wait {
+            let first = rig.unwind(["screen"]).stdout
+            return first.contains("affirmations page") && rig.unwind(["screen"]).stdout == first
+        })
         let png = rig.directory + "/../\(UUID().uuidString).png"
         defer { unlink(png) }
         let shot = rig.unwind(["screen", "--png", png])
@@ -166,7 +168,8 @@ import UnwindSim
         let rig = try MaintenanceRig()
         let r = rig.unwind(["hw", "test", "motor"])
         #expect(r.status == 0, "\(r)")
-        usleep(2_000_000)
+        // The three pulses, each on and off again.
+        #expect(rig.wait { let h = rig.motor.history; return h.filter(\.on).count == 3 && h.filter { !$0.on }.count >= 3 && h.last?.on == false })
         expectFailure(rig.unwind(["hw", "test", "display"]), 1, "the daemon owns the display; stop it first: sudo systemctl stop unwind")
         expectFailure(rig.unwind(["hw", "test", "buttons"]), 1, "stop it first")
         rig.shutdown()
@@ -245,14 +248,10 @@ import UnwindSim
         let rig = try MaintenanceRig { dir in
             try "Alpha.\nBravo.\nCharlie.\n".write(toFile: dir + "/mantras.txt", atomically: true, encoding: .utf8)
         }
-        rig.buttons.tap(.page)
-        usleep(150_000)
-        rig.buttons.tap(.page)
-        #expect(rig.wait { rig.status()?.page == "affirmations" })
-        // The person holds SELECT: "Delete this mantra?" about Alpha.
-        rig.buttons.tap(.select, holdFor: .milliseconds(1000))
-        #expect(rig.wait { rig.status()?.overlay == "delete this mantra?" })
-        usleep(300_000)  // the hold is over
+        #expect(rig.tap(.page) { rig.status()?.page == "grounding" })
+        #expect(rig.tap(.page) { rig.status()?.page == "affirmations" })
+        // The person holds SELECT: "Delete this mantra?" about Alpha; the hold is over.
+        #expect(rig.tap(.select, holdFor: .milliseconds(1000)) { rig.status()?.overlay == "delete this mantra?" })
         // Meanwhile five maintainers' commands add mantras at once…
         let adds = try (1...5).map { try UnwindRun.start(["mantras", "add", "Added \($0).", "--state", rig.directory]) }
         usleep(100_000)
@@ -290,7 +289,8 @@ import UnwindSim
         let box = Box()
         let started = DispatchSemaphore(value: 0)
         Thread { box.rig = try? MaintenanceRig(directory: dir); started.signal() }.start()
-        usleep(300_000)
+        // The device has opened the lock file (its own descriptor beside this test's) and waits.
+        #expect(waitUntil(.seconds(30)) { descriptors(onto: dir + "/" + StateLock.fileName) >= 2 }, "the device never came to the lock")
         try "Written under the lock.\n".write(toFile: dir + "/mantras.txt", atomically: true, encoding: .utf8)
         held.release()
         started.wait()

@@ -119,16 +119,18 @@ final class MaintenanceRig: @unchecked Sendable {
         UnwindRun.run(arguments + ["--state", directory], user: user)
     }
 
-    /// Waits until `done` holds (polling every 20 ms), at most `limit`.
+    /// Waits until `done` holds (looking every 20 ms), at most `limit`.
     @discardableResult
     func wait(_ limit: Duration = .seconds(10), until done: () -> Bool) -> Bool {
-        let clock = ContinuousClock()
-        let end = clock.now + limit
-        while clock.now < end {
-            if done() { return true }
-            usleep(20_000)
-        }
-        return done()
+        waitUntil(limit, every: .milliseconds(20), done)
+    }
+
+    /// Taps a button, then waits until the device has taken both edges of the tap and `done`
+    /// holds: the next tap cannot overlap this one, however slow the machine.
+    @discardableResult
+    func tap(_ button: Button, holdFor: Duration = .milliseconds(80), until done: () -> Bool) -> Bool {
+        buttons.tap(button, holdFor: holdFor)
+        return wait { buttons.isIdle && done() }
     }
 
     /// The status, as `unwind status --json` prints it.
@@ -177,6 +179,9 @@ final class InjectedButtons: ButtonLines, @unchecked Sendable {
         var b: UInt8 = 1
         _ = write(writer, &b, 1)
     }
+
+    /// Every edge tapped has been handed to the device.
+    var isIdle: Bool { queue.withLock { $0.isEmpty } }
 
     func readEdges(into edges: inout [ButtonEdge]) throws(DeviceError) {
         var sink = [UInt8](repeating: 0, count: 64)

@@ -108,9 +108,9 @@ struct RepliesCommandTests {
         #expect(sim.waitUntilReady(), "the simulator did not come up: \(sim.text.suffix(300))")
         sim.type("r")
         var listed = UnwindRun.run(["replies", "--state", state])
-        for _ in 0..<100 where !listed.stdout.contains("On my way") {
-            usleep(100_000)
+        _ = waitUntil(.seconds(30), every: .milliseconds(50)) {
             listed = UnwindRun.run(["replies", "--state", state])
+            return listed.stdout.contains("On my way")
         }
         #expect(listed.stdout.contains("+15550100001 (Mum, slot 1)"), "\(listed)")
         #expect(listed.stdout.contains("    On my way"))

@@ -42,14 +42,7 @@ struct SimRealModemTests {
             let r = UnwindRun.run(["status", "--json", "--state", dir])
             return r.status == 0 ? try? JSONDecoder().decode(StatusReport.self, from: Data(r.stdout.utf8)) : nil
         }
-        func wait(_ limit: Duration, _ done: () -> Bool) -> Bool {
-            let end = ContinuousClock.now + limit
-            while ContinuousClock.now < end {
-                if done() { return true }
-                usleep(50_000)
-            }
-            return done()
-        }
+        func wait(_ limit: Duration, _ done: () -> Bool) -> Bool { waitUntil(limit, every: .milliseconds(50), done) }
         #expect(wait(.seconds(20)) { status()?.modem?.link == "ready" }, "the device never saw the modem ready")
 
         let pressed = ContinuousClock.now

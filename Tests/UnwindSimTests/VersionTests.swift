@@ -11,4 +11,21 @@ import UnwindControl
         let first = changelog.split(separator: "\n").first.map(String.init) ?? ""
         #expect(first.hasPrefix("unwind (\(UnwindVersion.current)) "), "changelog: \(first)")
     }
+
+    /// `unwind --version` and `unwind version` print that release, alone on a line, exit 0: what a
+    /// maintainer compares with `dpkg -s unwind` and the fleet's health check with the package.
+    @Test(arguments: [["--version"], ["version"]])
+    func theCommandLineSaysTheRelease(_ arguments: [String]) {
+        let r = UnwindRun.run(arguments)
+        #expect(r.status == 0, "\(r)")
+        #expect(r.stdout == UnwindVersion.current + "\n", "\(r)")
+        #expect(r.stderr.isEmpty, "\(r)")
+    }
+
+    /// And the running device reports the same in `unwind status --json`.
+    @Test func theRunningDeviceReportsTheSameRelease() throws {
+        let rig = try MaintenanceRig()
+        let printed = UnwindRun.run(["--version"]).stdout.trimmingCharacters(in: .newlines)
+        #expect(rig.status()?.version == printed)
+    }
 }

@@ -146,6 +146,7 @@ public struct DeviceCore: Sendable {
         if state.panic.aftercare.escalation.isActive { tickEscalation(at: now, effects: &effects) }
         tickAlertHealth(at: now, effects: &effects)
         tickBreathing(at: now, effects: &effects)
+        expireAfterQuestion(at: now.instant)
     }
 
     /// SIGTERM, SIGINT or a maintainer's stop: a running session counts up to now.

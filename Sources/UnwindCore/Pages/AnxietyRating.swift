@@ -15,8 +15,14 @@ public struct AnxietyRating: Equatable, Sendable {
     public var rating: Int?
     /// Where the first LEFT/RIGHT press starts from: the middle, or the rating before the session.
     var startingPoint: Int
+    /// When the after-question was put (nil for the one before): it stands for `afterLimit`.
+    var askedAt: Instant? = nil
 
     public static let scale = 0...10
+    /// How long "How anxious now?" waits after a session. A person who fell asleep breathing
+    /// (what the device is for) must not meet the evening's question before the morning's
+    /// first breath, and an answer given hours later is no "after" of that session.
+    public static let afterLimit: Duration = .seconds(10 * 60)
 
     public var isBefore: Bool { stage == .before }
 }
@@ -29,10 +35,17 @@ extension DeviceCore {
     }
 
     /// When a counted session ends, with check-in on (unless something more urgent is showing).
-    mutating func askAfterSession() {
+    mutating func askAfterSession(at now: Instant) {
         guard settings.breathing.checkIn, state.overlay == .none else { return }
         state.overlay = .rating(AnxietyRating(stage: .after(session: state.breathing.startedWall), rating: nil,
-                                         startingPoint: state.breathing.beforeRating ?? 5))
+                                         startingPoint: state.breathing.beforeRating ?? 5, askedAt: now))
+    }
+
+    /// An after-question left unanswered for `AnxietyRating.afterLimit` goes away, unanswered.
+    mutating func expireAfterQuestion(at now: Instant) {
+        guard case .rating(let q) = state.overlay, case .after = q.stage, let asked = q.askedAt,
+              now - asked >= AnxietyRating.afterLimit else { return }
+        state.overlay = .none
     }
 
     mutating func handleRating(_ gesture: ButtonGesture, _ question: AnxietyRating, at now: Moment, effects: inout [Effect]) {

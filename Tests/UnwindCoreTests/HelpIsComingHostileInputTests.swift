@@ -1,10 +1,12 @@
 import Testing
 @testable import UnwindCore
 
-/// Review round 4, outside tester: attacks on the core side of "help is coming" (issue 15) on
-/// simulated time. Tests marked `// BUG:` fail because of a real defect; the others document
-/// attacks the core survived.
-@Suite struct Round4HelpAttackTests {
+/// Hostile input to the core side of "help is coming" (issue 15) on simulated time: replies,
+/// modem news that does not fit, "I'm OK now", the call ladder, the daily check-in and the
+/// monthly test against odd records and clocks. Written by an outside tester in review round 4;
+/// a `// BUG:` comment names the defect its test found (each fixed since), the other tests
+/// document attacks the core survived.
+@Suite struct HelpIsComingHostileInputTests {
     var core: DeviceCore
     var effects: [Effect] = []
 
@@ -220,7 +222,7 @@ import Testing
     @Test mutating func aCheckInRecordFromTheFutureDoesNotDisableTheCheckIn() throws {
         var s = DeviceSettings()
         s.checkIn.deadline = 9 * 60
-        self = try Round4HelpAttackTests(settings: s, checkIn: CheckInRecord(day: CivilDate.day(year: 2099, month: 1, day: 1), outcome: .confirmed))
+        self = try HelpIsComingHostileInputTests(settings: s, checkIn: CheckInRecord(day: CivilDate.day(year: 2099, month: 1, day: 1), outcome: .confirmed))
         trusted(true, 0)
         run(hm(9, 0) - 2, hm(9, 0) + 2)
         // BUG: `last.day >= today` treats a future day as today already settled: no prompt, no reminder, no help, ever.
@@ -234,7 +236,7 @@ import Testing
     @Test mutating func aPersonAtTheDeviceIsNotReportedMissingAfterTheClockWasUntrusted() throws {
         var s = DeviceSettings()
         s.checkIn.deadline = 9 * 60
-        self = try Round4HelpAttackTests(settings: s)
+        self = try HelpIsComingHostileInputTests(settings: s)
         trusted(true, 0)
         run(hm(9, 0) - 1, hm(9, 0) + 1)
         #expect(core.state.checkIn.sendsAt != nil)
@@ -254,7 +256,7 @@ import Testing
     @Test mutating func anUntrustedClockNeverSendsACheckIn() throws {
         var s = DeviceSettings()
         s.checkIn.deadline = 9 * 60
-        self = try Round4HelpAttackTests(settings: s)
+        self = try HelpIsComingHostileInputTests(settings: s)
         trusted(false, 0)
         run(0, 2 * 86_400, by: 30)
         #expect(sent.isEmpty)
@@ -264,7 +266,7 @@ import Testing
     @Test mutating func aMissedCheckInSendsOnceEvenWithClockJumps() throws {
         var s = DeviceSettings()
         s.checkIn.deadline = 23 * 60 + 50
-        self = try Round4HelpAttackTests(settings: s)
+        self = try HelpIsComingHostileInputTests(settings: s)
         trusted(true, 0)
         run(hm(23, 49), hm(23, 50) + 30 * 60 + 2)
         #expect(sent.filter { $0.purpose == .checkIn }.count == 2)   // two contacts, once
@@ -283,7 +285,7 @@ import Testing
     @Test mutating func aMissedCheckInWithNoContactsIsNotSilent() throws {
         var s = DeviceSettings()
         s.checkIn.deadline = 9 * 60
-        self = try Round4HelpAttackTests(settings: s)
+        self = try HelpIsComingHostileInputTests(settings: s)
         core.alertSlotsChanged([])
         trusted(true, 0)
         run(hm(8, 59), hm(9, 31))
@@ -298,7 +300,7 @@ import Testing
         var s = DeviceSettings()
         s.panic.monthlyTest = true
         s.timeZone = .gmt
-        self = try Round4HelpAttackTests(settings: s, alertTest: AlertTestRecord(at: WallTime(secondsSinceEpoch: (1 << 40) - 1), outcome: .delivered))
+        self = try HelpIsComingHostileInputTests(settings: s, alertTest: AlertTestRecord(at: WallTime(secondsSinceEpoch: (1 << 40) - 1), outcome: .delivered))
         trusted(true, 0)
         run(hm(10, 0), hm(10, 0) + 5)
         // BUG: `now - last.at < 30 days` is always true for a date in the future: no test is ever sent again.
@@ -326,7 +328,7 @@ import Testing
     @Test mutating func panicDuringTheCheckInWindowShowsTheAlertStatus() throws {
         var s = DeviceSettings()
         s.checkIn.deadline = 9 * 60
-        self = try Round4HelpAttackTests(settings: s)
+        self = try HelpIsComingHostileInputTests(settings: s)
         trusted(true, 0)
         run(hm(8, 0), hm(8, 0) + 1)
         #expect(core.state.checkIn.showing)
