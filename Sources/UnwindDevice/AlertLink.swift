@@ -32,6 +32,10 @@ public enum AlertLinkUpdate: Equatable, Sendable {
     case resumed([AlertProgress])
     /// News about an alert (`.panic` or `.checkIn`): queued … sent … delivered / failed.
     case delivery(slot: Int, AlertDelivery)
+    /// Some part of this slot's alert may be on the contact's phone although it is not SENT (a
+    /// part of a long one accepted, a submit in doubt): "I'm OK now" goes to them too. Said once,
+    /// before the `.delivery` of the same step.
+    case mayHaveReached(slot: Int)
     /// News about a follow-up (`.allClear`, `.test`).
     case followUp(slot: Int, purpose: AlertPurpose, AlertDelivery)
     case call(active: Bool)
@@ -57,6 +61,7 @@ public final class ModemAlertLink: AlertLink {
         var slot: Int
         var purpose: AlertPurpose
         var reported: AlertDelivery?
+        var toldReached = false
     }
     private var tracked: [Followed] = []
     /// Reported at the first step, then empty.
@@ -71,9 +76,10 @@ public final class ModemAlertLink: AlertLink {
         for m in modem.messages where !m.state.isFinished || m.awaitingReports {
             guard let slot = m.slot else { continue }
             let delivery = Self.delivery(m.state)
-            tracked.append(Followed(id: m.id, slot: slot - 1, purpose: m.purpose, reported: nil))
+            tracked.append(Followed(id: m.id, slot: slot - 1, purpose: m.purpose, reported: nil, toldReached: m.mayHaveReached))
             if m.purpose.isAlert {
-                resumed.append(AlertProgress(slot: slot - 1, name: m.contactName, number: m.number, delivery: delivery))
+                resumed.append(AlertProgress(slot: slot - 1, name: m.contactName, number: m.number, delivery: delivery,
+                                             mayHaveReached: m.mayHaveReached))
             }
         }
     }
@@ -139,6 +145,10 @@ public final class ModemAlertLink: AlertLink {
             let t = tracked[i]
             let status = modem.message(t.id)
             let delivery = status.map { Self.delivery($0.state) } ?? .sent
+            if t.purpose.isAlert, !t.toldReached, status?.mayHaveReached == true {
+                tracked[i].toldReached = true
+                updates.append(.mayHaveReached(slot: t.slot))
+            }
             if delivery != t.reported {
                 tracked[i].reported = delivery
                 updates.append(t.purpose.isAlert ? .delivery(slot: t.slot, delivery)

@@ -244,6 +244,10 @@ public struct MessageStatus: Equatable, Sendable {
     public var awaitingReports = false
     /// Parts a status report said were delivered.
     public var partsDelivered = 0
+    /// Some part may be on the recipient's phone: one was accepted (`+CMGS`), or a PDU was
+    /// written and its answer never came or could not be trusted (in doubt). A cancelled
+    /// message keeps it: "I'm OK now" must reach whoever may have had any of it.
+    public var mayHaveReached = false
 }
 
 public enum SIMState: Equatable, Sendable, CustomStringConvertible {

@@ -90,7 +90,7 @@ struct PolicyTests {
             let (_, mode) = try #require(d.next(heldUntil: nil, &ctx))
             d.completed(mode, ATResponse(.ok), abandonedBecause: nil, &ctx)
             let (_, part) = try #require(d.next(heldUntil: nil, &ctx))
-            d.pduWritten(at: ctx.now)
+            d.pduWritten(mode.message, at: ctx.now)
             d.completed(part, ATResponse(outcome), abandonedBecause: nil, &ctx)
             return mode.message
         }

@@ -273,10 +273,9 @@ extension DeviceCore {
 
     // MARK: "I'm OK now"
 
-    /// The contacts "I'm OK now" would go to: every one the alert reached.
-    public var allClearRecipients: [AlertProgress] {
-        state.panic.progress.filter { $0.delivery == .sent || $0.delivery == .delivered }
-    }
+    /// The contacts "I'm OK now" would go to: every one who may have any part of the alert (sent,
+    /// delivered, a part of a long one accepted, or a submit whose answer never came).
+    public var allClearRecipients: [AlertProgress] { state.panic.allClearRecipients }
 
     /// After the confirmation: the follow-up to everyone the alert reached, the rest of the alerts
     /// cancelled (nobody worried who was not told), the calls stopped.
@@ -292,7 +291,8 @@ extension DeviceCore {
         }
         let requests = reached.compactMap { allClearRequest(for: $0) }
         if !requests.isEmpty { effects.append(.sendAlerts(requests)) }
-        effects.append(.log("\"I'm OK now\": sent to \(requests.count) contact(s), \(unsent.count) unsent alert(s) cancelled"))
+        let names = reached.map { "alert slot \($0.slot + 1) (\($0.name))" }.joined(separator: ", ")
+        effects.append(.log("\"I'm OK now\": sent to \(requests.count) contact(s)\(names.isEmpty ? "" : ": " + names), \(unsent.count) unsent alert(s) cancelled"))
         showNotice(requests.isEmpty ? .allClearNobody : .allClearSending, at: now.instant)
         signalAllClear(at: now.instant, effects: &effects)
     }
@@ -301,6 +301,14 @@ extension DeviceCore {
         // Validated with the configuration; a message that still fails is not sent rather than trap.
         guard let slot = try? AlertSlot(name: p.name, number: p.number, message: settings.panic.okMessage) else { return nil }
         return AlertRequest(slot: p.slot, alert: slot, purpose: .allClear)
+    }
+
+    /// Some part of a slot's alert may have gone although the alert is not SENT: "I'm OK now" goes
+    /// to that contact too (now, when it was already confirmed; otherwise when it is).
+    mutating func alertMayHaveReached(slot: Int, at now: Moment, effects: inout [Effect]) {
+        guard let i = state.panic.progress.firstIndex(where: { $0.slot == slot }) else { return }
+        state.panic.progress[i].mayHaveReached = true
+        allClearCatchUp(slot: slot, at: now, effects: &effects)
     }
 
     /// An alert reached a contact after "I'm OK now" went (it was already on the wire when the

@@ -80,6 +80,7 @@ final class AlertNews: LoopParticipant {
             switch u {
             case .resumed(let progress): loop.apply(.alertsResumed(progress), at: now)
             case .delivery(let slot, let d): loop.apply(.alertDelivery(slot: slot, d), at: now)
+            case .mayHaveReached(let slot): loop.apply(.alertMayHaveReached(slot: slot), at: now)
             case .call(let active): loop.apply(.callChanged(active: active), at: now)
             case .followUp(let slot, let purpose, let d): loop.apply(.followUpDelivery(slot: slot, purpose: purpose, d), at: now)
             case .reply(let reply): loop.apply(.replyReceived(reply), at: now)

@@ -41,6 +41,8 @@ struct Delivery {
         var journaled = true
         var lastProblem: SendProblem?
         var cancelRequested = false
+        /// Some part may have reached the recipient (accepted, or written and in doubt).
+        var mayHaveGone = false
     }
 
     let configuration: ModemConfiguration
@@ -54,6 +56,8 @@ struct Delivery {
     var lastPDUWrittenAt: Instant?
     /// A PDU ended in doubt and its answer may still come until then.
     var doubtfulUntil: Instant?
+    /// The message whose PDU was written last and has had no answer yet.
+    var pduWrittenFor: MessageID?
 
     init(configuration: ModemConfiguration, logger: Logger) {
         self.configuration = configuration
@@ -73,6 +77,9 @@ struct Delivery {
         } catch {
             t.state = .failed(.rejected(code: 0))
         }
+        // After a restart: a part accepted, or an attempt that ended in doubt, may be on the phone.
+        t.mayHaveGone = entry.partsSent > 0 || entry.references.contains { $0 != nil }
+            || entry.history.contains { $0.problem == SendProblem.noConfirmation.description }
         if entry.failure != nil {  // only an unassigned number stops a message
             t.state = .failed(.unassignedNumber(entry.alert.number))
             t.lastProblem = .unassignedNumber(entry.alert.number)
@@ -170,7 +177,10 @@ struct Delivery {
     // MARK: Answers
 
     /// The `> ` prompt came and the PDU went out: its answer may come until now + the timeout.
-    mutating func pduWritten(at now: Instant) { lastPDUWrittenAt = now }
+    mutating func pduWritten(_ id: MessageID?, at now: Instant) {
+        lastPDUWrittenAt = now
+        pduWrittenFor = id
+    }
 
     /// `abandonedBecause`: why a command ended `.abandoned` (the modem restarted, the line was
     /// lost), when the arbiter knows.
@@ -195,6 +205,15 @@ struct Delivery {
 
     private mutating func submitCompleted(_ id: MessageID, part: Int, _ r: ATResponse, _ abandoned: SendProblem?,
                                           _ ctx: inout PolicyContext) {
+        let written = pduWrittenFor == id
+        pduWrittenFor = nil
+        // Anything but a refusal after the PDU was written: some of it may be on the phone.
+        if written, let k = index(id) {
+            switch r.outcome {
+            case .cmsError, .error, .cmeError, .callEnded, .promptTimedOut: break
+            default: tracked[k].mayHaveGone = true
+            }
+        }
         guard let k = index(id) else {
             if case .submitted = r.outcome { logger.notice("\(id): a cancelled message's part \(part) had already gone") }
             return
@@ -338,6 +357,7 @@ struct Delivery {
     private func statusOf(_ t: Tracked) -> MessageStatus {
         MessageStatus(id: t.entry.id, slot: t.entry.slot, contactName: t.entry.alert.name, number: t.entry.alert.number,
                       state: t.state, attempts: t.entry.attempts, partsSent: t.entry.partsSent, parts: t.pdus.count,
-                      lastProblem: t.lastProblem, journaled: t.journaled, purpose: t.entry.purpose)
+                      lastProblem: t.lastProblem, journaled: t.journaled, purpose: t.entry.purpose,
+                      mayHaveReached: t.mayHaveGone || t.entry.partsSent > 0)
     }
 }

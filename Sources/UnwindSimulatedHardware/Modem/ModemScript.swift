@@ -64,6 +64,10 @@ public struct ModemScript: Equatable, Sendable {
     /// AT+CMGS plans by occurrence (1-based); others use `defaultSubmit`.
     public var submits: [Int: SubmitPlan] = [:]
     public var defaultSubmit = SubmitPlan()
+    /// Results by what the PDU says: a part whose text contains a key gets that result instead
+    /// of its plan's (the first key in sorted order that matches). The network's answer to one
+    /// contact's message, whatever the order the device sends in.
+    public var resultsByText: [String: SubmitPlan.Result] = [:]
     public var escapeCancelsPendingPrompt = false
     /// Answers to the registration queries; nil answers ERROR (not supported).
     public var creg: String? = "+CREG: 0,1"

@@ -259,12 +259,14 @@ public struct ScriptedModem: Sendable {
         }
         let at = now + plan.resultDelay
         send(plan.beforeResult, at: now)
-        switch plan.result {
+        let result = script.resultsByText.keys.sorted().first { decoded.text.contains($0) }
+            .flatMap { script.resultsByText[$0] } ?? plan.result
+        switch result {
         case .accepted, .acceptedWithoutOK:
             parts.append(SimulatedPart(submit: decoded, occurrence: k, answered: true))
             messageReference = (messageReference + 1) % 256
             scheduleReports(for: decoded, reference: messageReference, occurrence: k, at: at)
-            let lines = ["+CMGS: \(messageReference)"] + (plan.result == .accepted ? ["OK"] : [])
+            let lines = ["+CMGS: \(messageReference)"] + (result == .accepted ? ["OK"] : [])
             send(plan.corruptedResult ?? lines, at: at)
             if let again = plan.repeatResultAfter { send(lines, at: at + again) }
         case .cmsError(let n):
