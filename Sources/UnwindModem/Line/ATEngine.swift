@@ -36,6 +36,10 @@ public enum ATEvent: Equatable, Sendable {
     case drained
     /// A line that is neither an answer, an echo nor a known unsolicited code (logged).
     case unrecognized(String)
+    /// `+CMGS: <mr>` that answers no submit waiting for one: an earlier submit's late answer
+    /// (the modem was slow, or answered after the device gave up waiting). Not a repeat of the
+    /// last one's reference.
+    case lateConfirmation(Int)
 }
 
 /// The AT protocol as a state machine over bytes and time, with no I/O of its own: fed the
@@ -275,6 +279,20 @@ public struct ATEngine: Sendable {
             events.append(.unsolicited(.other(header)))
         }
         let current = drainingUntil == nil ? inFlight : nil
+        // A confirmation nobody waits for is an earlier submit's late answer: the sender counts it.
+        if let mr = Self.confirmationReference(text) {
+            var waiting = false
+            if let current, current.isSubmit, case .result(_, _, nil) = phase { waiting = true }
+            if !waiting {
+                var repeated = false
+                if let current, current.isSubmit, case .result(let r, _, let reference) = phase {
+                    repeated = mr == reference || mr == r.staleReference
+                }
+                if !repeated { events.append(.lateConfirmation(mr)) }
+                if current != nil { keep("(not this command's) " + text) }
+                return
+            }
+        }
         if let current {
             if text == echo || text.uppercased() == echo.uppercased() || (!pduEcho.isEmpty && text.uppercased() == pduEcho) {
                 return
@@ -331,6 +349,14 @@ public struct ATEngine: Sendable {
         } else {
             events.append(.unrecognized(text))
         }
+    }
+
+    /// The reference of a well-formed `+CMGS: <mr>` line (TP-MR, 0–255).
+    static func confirmationReference(_ text: String) -> Int? {
+        guard text.hasPrefix("+CMGS:") else { return nil }
+        let mr = Int(text.dropFirst(6).split(separator: ",").first.map { String($0).trimmingSpaces } ?? "")
+        guard let mr, (0...255).contains(mr) else { return nil }
+        return mr
     }
 
     /// Hex digits only, no longer than the longest PDU.

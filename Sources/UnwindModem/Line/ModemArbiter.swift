@@ -84,6 +84,9 @@ extension GSMModem {
             break
         case .unrecognized(let line):
             logger.debug("modem said: \(line)")
+        case .lateConfirmation(let mr):
+            delivery.lateConfirmation(mr, &ctx)
+            carryOut()
         }
     }
 

@@ -10,12 +10,14 @@ import UnwindCore
 ///   never holds the others back. A message's first attempt waits `firstSubmit` for its
 ///   confirmation, later ones the modem's full `submit`.
 /// - A PDU without `+CMGS` in time is in doubt and sent again (a duplicate beats a loss). Its
-///   answer may still come until its write + the submit timeout: a `+CMGS` before then cannot
-///   be told from that late answer (27.005 gives it nothing to match), so it credits nothing —
-///   the message it came for is in doubt too and is sent again once that window has closed.
-///   First attempts still go out meanwhile: every contact gets the alert at once, the screen
-///   says "retrying" until a confirmation can be trusted, and a contact gets at most one copy
-///   too many.
+///   answer may still come until its write + the submit timeout: it stays *open* until then.
+///   27.005 gives an answer nothing to match, so a `+CMGS` while other contacts' PDUs are open
+///   is counted, not credited: it answers one of them or this one. Copies of the same part
+///   answer for each other (either way one went), a late `+CMGS` when only one part is open is
+///   that part's, and once as many answers came as PDUs are open, every one of them went. What
+///   stays ambiguous is in doubt and sent again once the window has closed. First attempts
+///   still go out meanwhile: every contact gets the alert at once, the screen says "retrying"
+///   until a confirmation can be trusted.
 /// - What an error means is `SubmitVerdict`'s table; retries never stop on their own, except
 ///   for an unassigned number.
 struct Delivery {
@@ -43,6 +45,9 @@ struct Delivery {
         var cancelRequested = false
         /// Some part may have reached the recipient (accepted, or written and in doubt).
         var mayHaveGone = false
+        /// By part: references of `+CMGS` answers that may have been this part's (not told
+        /// apart). A status report naming one of them and this recipient says it was.
+        var candidates: [Int: Set<Int>] = [:]
     }
 
     let configuration: ModemConfiguration
@@ -54,8 +59,19 @@ struct Delivery {
     var lastSubmitReference: Int?
     /// When the last PDU was written (its answer may come until then + the submit timeout).
     var lastPDUWrittenAt: Instant?
-    /// A PDU ended in doubt and its answer may still come until then.
-    var doubtfulUntil: Instant?
+    /// A PDU written whose answer was not seen (or not told apart): its `+CMGS` may still come.
+    struct OpenPDU: Equatable {
+        var id: MessageID
+        var part: Int
+        var until: Instant
+    }
+    /// PDUs whose answer may still come, oldest first.
+    var open: [OpenPDU] = []
+    /// `+CMGS` answers that came while PDUs were open and could not be told apart (their
+    /// references, so a repeated one is not counted twice). Each answers a different open PDU.
+    var unattributed: Set<Int> = []
+    /// A PDU's answer may still come until then (the last open one's window).
+    var doubtfulUntil: Instant? { open.map(\.until).max() }
     /// The message whose PDU was written last and has had no answer yet.
     var pduWrittenFor: MessageID?
 
@@ -152,22 +168,28 @@ struct Delivery {
     /// When a message falls due (`heldUntil`: sending waits for registration until then).
     func nextDeadline(heldUntil: Instant?) -> Instant? {
         var d: Instant?
+        let doubt = doubtfulUntil
         for t in tracked where t.state != .cancelled {
             if case .failed = t.state { continue }
-            let due = t.inAttempt || heldUntil == nil ? t.nextAttempt : max(t.nextAttempt, heldUntil ?? t.nextAttempt)
+            var due = t.inAttempt || heldUntil == nil ? t.nextAttempt : max(t.nextAttempt, heldUntil ?? t.nextAttempt)
+            if !t.inAttempt, t.entry.attempts > 0, let doubt { due = max(due, doubt) }
             if d == nil || due < d! { d = due }
         }
         return d
     }
 
     private mutating func nextMessage(canSend: Bool, now: Instant) -> Int? {
-        if let until = doubtfulUntil, now >= until { doubtfulUntil = nil }
+        expireOpen(now)
         if let k = tracked.firstIndex(where: { $0.inAttempt && $0.nextAttempt <= now && !$0.cancelRequested }) { return k }
         guard canSend else { return nil }
         var best: Int?
         for (k, t) in tracked.enumerated() {
             if case .failed = t.state { continue }
             guard t.nextAttempt <= now, !t.cancelRequested else { continue }
+            // An attempt again waits while any PDU's answer may still come: its own answer would
+            // be one more that cannot be told apart (and a late answer to it could make it one
+            // more copy). First attempts go at once.
+            if t.entry.attempts > 0 && !open.isEmpty { continue }
             if let b = best, tracked[b].entry.attempts <= t.entry.attempts { continue }
             best = k
         }
@@ -220,21 +242,32 @@ struct Delivery {
         }
         switch r.outcome {
         case .submitted(let mr):
-            if let until = doubtfulUntil, ctx.now < until {
-                logger.warning("\(id): +CMGS: \(mr) came while an earlier message was in doubt until \(until); it may be that one's late answer — this one is in doubt too, sent again after the wait")
-                failed(k, .noConfirmation, atOnce: false, &ctx)
-                tracked[k].nextAttempt = until
-                if case .retrying(let p, _) = tracked[k].state { tracked[k].state = .retrying(p, next: until) }
+            expireOpen(ctx.now)
+            // Open copies of this same part answer for it as well as this PDU: either way one went.
+            let others = open.filter { $0.id != id || $0.part != part }
+            if others.isEmpty {
+                partSent(k, part: part, reference: mr, &ctx)
                 return
             }
-            partSent(k, part: part, reference: mr, &ctx)
+            let written = lastPDUWrittenAt ?? ctx.now
+            open.append(OpenPDU(id: id, part: part, until: written + configuration.timeouts.submit))
+            for o in open { addCandidate(mr, o) }
+            if countAnswer(mr, &ctx) { return }
+            guard let k = index(id) else { return }
+            let until = others.map(\.until).max() ?? ctx.now
+            logger.warning("\(id): +CMGS: \(mr) came while another message's answer may still come (until \(until)); it may be that one's — this one is in doubt too, sent again after the wait")
+            failed(k, .noConfirmation, atOnce: false, &ctx)
+            tracked[k].nextAttempt = until
+            if case .retrying(let p, _) = tracked[k].state { tracked[k].state = .retrying(p, next: until) }
             return
         case .abandoned:
             failed(k, abandoned ?? .noConfirmation, atOnce: true, &ctx)
         default:
             let number = tracked[k].entry.alert.number
             if let verdict = SubmitVerdict.submit(r.outcome, to: number, serviceCentreConfigured: configuration.serviceCentre != nil) {
+                inDoubtPart = part
                 apply(verdict, to: k, &ctx)
+                inDoubtPart = nil
             }
         }
         if let k = index(id), tracked[k].cancelRequested { finishCancel(k, &ctx) }
@@ -257,9 +290,8 @@ struct Delivery {
         case .resynchroniseAfterSubmit:
             ctx.requests.append(.resynchronise(afterSubmit: true))
         case .resynchroniseInDoubt:
-            if let written = lastPDUWrittenAt {
-                let until = written + configuration.timeouts.submit
-                doubtfulUntil = max(doubtfulUntil ?? until, until)
+            if let written = lastPDUWrittenAt, let part = inDoubtPart {
+                open.append(OpenPDU(id: tracked[k].entry.id, part: part, until: written + configuration.timeouts.submit))
             }
             ctx.requests.append(.resynchronise(afterSubmit: true))
         case .checkSIMAgain:
@@ -275,8 +307,89 @@ struct Delivery {
         }
     }
 
-    private mutating func partSent(_ k: Int, part: Int, reference: Int, _ ctx: inout PolicyContext) {
-        lastSubmitReference = reference
+    // MARK: Answers that cannot be told apart
+
+    /// The part whose answer is being judged (set around `apply`, for the doubt window).
+    private var inDoubtPart: Int?
+
+    /// Windows that have closed: those answers will not come. One of the answers counted may
+    /// have been a closed PDU's, so one fewer counts (never crediting too much).
+    private mutating func expireOpen(_ now: Instant) {
+        while let k = open.firstIndex(where: { $0.until <= now }) {
+            open.remove(at: k)
+            if let any = unattributed.first { unattributed.remove(any) }
+        }
+        if open.isEmpty { unattributed.removeAll() }
+    }
+
+    /// A `+CMGS` that answers one of the open PDUs (or the one just added), not told which.
+    /// Returns whether the message just judged was credited by it.
+    private mutating func countAnswer(_ mr: Int, _ ctx: inout PolicyContext) -> Bool {
+        guard !unattributed.contains(mr) else { return false }  // the same answer repeated
+        unattributed.insert(mr)
+        guard unattributed.count >= open.count else { return false }
+        // As many answers as PDUs open: every one of them went.
+        let credited = open
+        open.removeAll()
+        unattributed.removeAll()
+        logger.notice("as many +CMGS answers as PDUs waiting for one (\(credited.count)): every one of them went")
+        var judgedCredited = false
+        for o in credited {
+            guard let k = index(o.id), tracked[k].entry.partsSent < o.part else { continue }
+            if tracked[k].entry.partsSent == o.part - 1 {
+                judgedCredited = true
+                partSent(k, part: o.part, reference: nil, &ctx)
+            }
+        }
+        return judgedCredited
+    }
+
+    /// A `+CMGS` that came while no submit waited for one: the late answer of an open PDU.
+    mutating func lateConfirmation(_ mr: Int, _ ctx: inout PolicyContext) {
+        expireOpen(ctx.now)
+        guard !open.isEmpty, mr != lastSubmitReference else {
+            logger.notice("+CMGS: \(mr) came with no submit waiting for it and none in doubt; ignored")
+            return
+        }
+        let first = open[0]
+        if open.allSatisfy({ $0.id == first.id && $0.part == first.part }) {
+            // Only copies of one part can be answered: it went.
+            open.removeAll()
+            unattributed.removeAll()
+            logger.notice("\(first.id): the late +CMGS: \(mr) answers part \(first.part), the only one in doubt")
+            // Its resend, if not yet on the wire, is not needed any more.
+            if let k = index(first.id), tracked[k].entry.partsSent == first.part - 1 {
+                partSent(k, part: first.part, reference: mr, &ctx)
+            }
+            return
+        }
+        for o in open { addCandidate(mr, o) }
+        _ = countAnswer(mr, &ctx)
+    }
+
+    private mutating func addCandidate(_ mr: Int, _ o: OpenPDU) {
+        guard let k = index(o.id) else { return }
+        tracked[k].candidates[o.part, default: []].insert(mr)
+    }
+
+    /// A status report no sent message claimed: when it names a part's recipient and one of the
+    /// references that part may have been answered with, that answer was the part's — it went.
+    mutating func reportNamed(_ report: SMSStatusReport, _ ctx: inout PolicyContext) {
+        for k in tracked.indices where report.recipient.sameSubscriber(as: tracked[k].entry.alert.number) {
+            let part = tracked[k].entry.partsSent + 1
+            guard tracked[k].candidates[part]?.contains(report.messageReference) == true else { continue }
+            let id = tracked[k].entry.id
+            logger.notice("\(id): a status report names this recipient and +CMGS: \(report.messageReference): part \(part) went")
+            if let o = open.firstIndex(where: { $0.id == id && $0.part == part }) { open.remove(at: o) }
+            unattributed.remove(report.messageReference)
+            if open.isEmpty { unattributed.removeAll() }
+            partSent(k, part: part, reference: report.messageReference, &ctx)
+            return
+        }
+    }
+
+    private mutating func partSent(_ k: Int, part: Int, reference: Int?, _ ctx: inout PolicyContext) {
+        if let reference { lastSubmitReference = reference }
         modemErrorStreak = 0
         tracked[k].streak = 0
         tracked[k].entry.partsSent = max(tracked[k].entry.partsSent, part)
@@ -285,9 +398,10 @@ struct Delivery {
             tracked[k].entry.references = Array(tracked[k].entry.references.prefix(tracked[k].pdus.count))
             tracked[k].entry.references += Array(repeating: nil, count: tracked[k].pdus.count - tracked[k].entry.references.count)
         }
-        if (1...tracked[k].pdus.count).contains(part) { tracked[k].entry.references[part - 1] = reference }
+        if (1...tracked[k].pdus.count).contains(part), let reference { tracked[k].entry.references[part - 1] = reference }
+        tracked[k].mayHaveGone = true
         let t = tracked[k]
-        logger.notice("\(t.entry.id): part \(part)/\(t.pdus.count) to \(t.entry.alert.number.text) accepted (+CMGS: \(reference))")
+        logger.notice("\(t.entry.id): part \(part)/\(t.pdus.count) to \(t.entry.alert.number.text) accepted (+CMGS: \(reference.map(String.init) ?? "counted, not told apart"))")
         if t.entry.partsSent >= t.pdus.count {
             tracked[k].state = .sent(at: ctx.wall)
             ctx.requests.append(.accepted(tracked[k].entry, statusOf(tracked[k])))
