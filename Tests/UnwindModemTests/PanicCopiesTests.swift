@@ -46,19 +46,28 @@ struct PanicCopiesTests {
 
     /// Contact 1's confirmation comes `late` seconds after its PDU (the network took it at once);
     /// contacts 2–5 wait for the line and are answered at once. Every contact ends SENT, with at
-    /// most one copy too many of each part.
-    @Test(arguments: [10, 30, 70, 120])
-    func aLateConfirmationCostsAtMostOneCopy(_ late: Int) throws {
+    /// most one copy too many of each part — whether the modem answers in order (nothing until
+    /// that result) or goes on answering other commands meanwhile.
+    @Test(arguments: [10, 30, 70, 120], [false, true])
+    func aLateConfirmationCostsAtMostOneCopy(_ late: Int, answersMeanwhile: Bool) throws {
         var script = ModemScript()
+        script.answersWhileSubmitPending = answersMeanwhile
         script.submits[1] = SubmitPlan(resultDelay: .seconds(Int64(late)))
         let rig = try ModemRig(script: script, configure: Self.real)
         #expect(rig.ready(within: .seconds(30)))
         let ids = rig.modem.sendAll((1...5).map { (slot: $0, alert: alert("C\($0)", Self.numbers[$0 - 1], "Please call me, \($0).")) }, at: rig.now)
-        let first = Self.firstAttempts(rig, Self.numbers, within: .seconds(60))
+        let first = Self.firstAttempts(rig, Self.numbers, within: .seconds(200))
+        // Every first attempt within 10 s of the alerts — once the modem answers at all (one that
+        // answers nothing until contact 1's result can be written to only then).
+        let modemSilentFor: Duration = answersMeanwhile ? .zero : .seconds(Int64(late))
+        for n in Self.numbers {
+            #expect((first[n] ?? .seconds(999)) <= max(.seconds(10), modemSilentFor + .seconds(5)),
+                    "\(n): first attempt after \(String(describing: first[n])) (late \(late) s)")
+        }
         #expect(rig.settle(within: .seconds(600)))
         rig.run(for: .seconds(200))
         let copies = Self.numbers.map { Self.copies(rig.sim, to: $0) }
-        // print("late \(late) s: copies \(copies), first attempts \(Self.numbers.map { first[$0].map { "\($0)" } ?? "never" })")
+        print("late \(late) s, answers meanwhile \(answersMeanwhile): copies \(copies), first attempts \(Self.numbers.map { first[$0].map { "\($0)" } ?? "never" })")
         for (k, n) in copies.enumerated() { #expect((1...2).contains(n), "contact \(k + 1) got \(n) copies (late \(late) s)") }
         for id in ids { #expect(Self.wentOut(rig.modem.message(id)?.state), "\(id): \(String(describing: rig.modem.message(id)))") }
         expectClean(rig.sim)
@@ -66,9 +75,10 @@ struct PanicCopiesTests {
 
     /// The same with a two-part message to contact 1 whose first part's confirmation is late:
     /// parts count too.
-    @Test(arguments: [10, 30, 70, 120])
-    func aLateConfirmationOfAPartCostsAtMostOneCopyOfIt(_ late: Int) throws {
+    @Test(arguments: [10, 30, 70, 120], [false, true])
+    func aLateConfirmationOfAPartCostsAtMostOneCopyOfIt(_ late: Int, answersMeanwhile: Bool) throws {
         var script = ModemScript()
+        script.answersWhileSubmitPending = answersMeanwhile
         script.submits[1] = SubmitPlan(resultDelay: .seconds(Int64(late)))
         let rig = try ModemRig(script: script, configure: Self.real)
         #expect(rig.ready(within: .seconds(30)))
@@ -79,10 +89,32 @@ struct PanicCopiesTests {
         #expect(rig.settle(within: .seconds(600)))
         rig.run(for: .seconds(200))
         let copies = Self.numbers.map { Self.copies(rig.sim, to: $0) }
-        // print("late part \(late) s: copies \(copies)")
+        print("late part \(late) s, answers meanwhile \(answersMeanwhile): copies \(copies)")
         for (k, n) in copies.enumerated() { #expect((1...2).contains(n), "contact \(k + 1) got \(n) copies of a part (late \(late) s)") }
         #expect(rig.sim.delivered.contains(SimulatedSMS(number: Self.numbers[0], text: long.message, parts: 2)))
         for id in ids { #expect(Self.wentOut(rig.modem.message(id)?.state), "\(id): \(String(describing: rig.modem.message(id)))") }
+        expectClean(rig.sim)
+    }
+}
+
+/// A prompt and results with line noise glued in front (issue 25, 3): found, the alert goes once,
+/// and every contact's first attempt is out within 10 s of the alerts being asked for.
+@Suite("Panic path: line noise in front of the prompt and the results")
+struct PanicNoiseTests {
+    @Test(arguments: [[0xFF, 0xFE], [0x00, 0xF0, 0x13]] as [[UInt8]])
+    func noiseInFrontOfThePromptAndTheResultCodes(_ noise: [UInt8]) throws {
+        var script = ModemScript()
+        script.submits[1] = SubmitPlan(noise: noise)
+        script.submits[3] = SubmitPlan(noise: [0x80] + noise)
+        let rig = try ModemRig(script: script, configure: PanicCopiesTests.real)
+        #expect(rig.ready(within: .seconds(30)))
+        let numbers = PanicCopiesTests.numbers
+        let ids = rig.modem.sendAll((1...5).map { (slot: $0, alert: alert("C\($0)", numbers[$0 - 1], "Please call me, \($0).")) }, at: rig.now)
+        let first = PanicCopiesTests.firstAttempts(rig, numbers, within: .seconds(60))
+        for n in numbers { #expect((first[n] ?? .seconds(999)) <= .seconds(10), "\(n): first attempt after \(String(describing: first[n]))") }
+        #expect(rig.settle(within: .seconds(300)))
+        for n in numbers { #expect(PanicCopiesTests.copies(rig.sim, to: n) == 1, "\(n)") }
+        for id in ids { #expect(PanicCopiesTests.wentOut(rig.modem.message(id)?.state), "\(id): \(String(describing: rig.modem.message(id)))") }
         expectClean(rig.sim)
     }
 }

@@ -198,7 +198,13 @@ public struct ATEngine: Sendable {
                 continue
             }
             line.append(b)
-            if line.count == 2 && line[0] == 0x3E && line[1] == 0x20 {  // "> "
+            guard b == 0x20, line.count >= 2, line[line.count - 2] == 0x3E else { continue }  // "> "
+            // The prompt on a line of its own; or, while a submit waits for its prompt, at the end
+            // of line noise (a modem's stray bytes, a glitch on the wire): no line a modem sends
+            // ends in "> ", so what came before it is the noise, dropped.
+            var awaitingPrompt = false
+            if case .prompt = phase, drainingUntil == nil { awaitingPrompt = true }
+            if line.count == 2 || awaitingPrompt {
                 line.removeAll(keepingCapacity: true)
                 prompt(at: now, into: &events)
             }
@@ -260,7 +266,14 @@ public struct ATEngine: Sendable {
         }
         if line.isEmpty { return }
         // Control bytes inside a line are noise or echoed Ctrl-Z / ESC: dropped.
-        let text = String(decoding: line.filter { $0 >= 0x20 && $0 != 0x7F }, as: UTF8.self).trimmingSpaces
+        var text = String(decoding: line.filter { $0 >= 0x20 && $0 != 0x7F }, as: UTF8.self).trimmingSpaces
+        // A result code glued to line noise in front of it ("\u{FF}\u{00}OK"): the noise is
+        // dropped when what follows the last byte no modem sends in an answer is a result code
+        // (never for any other line: an operator's name may hold such bytes).
+        if let last = line.lastIndex(where: { !(0x20...0x7E).contains($0) }) {
+            let tail = String(decoding: line[(last + 1)...], as: UTF8.self).trimmingSpaces
+            if Self.isResultCode(tail) { text = tail }
+        }
         line.removeAll(keepingCapacity: true)
         if !text.isEmpty { handle(text, at: now, into: &events) }
     }
@@ -349,6 +362,12 @@ public struct ATEngine: Sendable {
         } else {
             events.append(.unrecognized(text))
         }
+    }
+
+    /// A final result or a submit's confirmation, as a whole line.
+    static func isResultCode(_ text: String) -> Bool {
+        ["OK", "ERROR", "NO CARRIER", "BUSY", "NO ANSWER", "NO DIALTONE"].contains(text)
+            || text.hasPrefix("+CMS ERROR:") || text.hasPrefix("+CME ERROR:") || confirmationReference(text) != nil
     }
 
     /// The reference of a well-formed `+CMGS: <mr>` line (TP-MR, 0–255).

@@ -37,6 +37,8 @@ struct Delivery {
         var pdus: [SMSSubmitPDU]
         var state: MessageState
         var nextAttempt: Instant
+        /// When it was asked for (this run): its first attempt is due within `firstAttemptBudget`.
+        var queuedAt: Instant = .zero
         var streak = 0
         /// AT+CMGF=0 answered for this attempt: the parts go next.
         var inAttempt = false
@@ -86,7 +88,7 @@ struct Delivery {
 
     /// A message to send (`at`: not before; a restart's messages are due at once).
     mutating func track(_ entry: OutboxEntry, journaled: Bool, at instant: Instant = .zero) {
-        var t = Tracked(entry: entry, pdus: [], state: .queued, nextAttempt: instant, journaled: journaled)
+        var t = Tracked(entry: entry, pdus: [], state: .queued, nextAttempt: instant, queuedAt: instant, journaled: journaled)
         do {
             t.pdus = try SMSPDU.encode(entry.alert.message, to: entry.alert.number, reference: entry.reference,
                                        options: SMSSubmitOptions(validity: configuration.validity, statusReport: true))
@@ -151,10 +153,21 @@ struct Delivery {
         if tracked[k].inAttempt {
             let part = tracked[k].entry.partsSent
             let first = tracked[k].entry.attempts <= 1
+            var wait = first ? min(t.firstSubmit, t.submit) : t.submit
+            var promptWait = t.prompt
+            // Other contacts' first attempts wait behind this one: it waits no longer than lets
+            // theirs go out within the budget of the oldest (a late answer still counts, above).
+            if first, let oldest = tracked.filter({ $0.entry.id != id && $0.entry.attempts == 0 && !$0.cancelRequested && !Self.isFailed($0.state) })
+                .map(\.queuedAt).min() {
+                let left = oldest + Self.firstAttemptBudget - Self.resynchroniseAllowance - ctx.now
+                let capped = max(Self.shortestFirstWait, left)
+                wait = min(wait, capped)
+                promptWait = min(promptWait, capped)
+            }
             // A repeat of the previous reference is dropped on a first attempt only: a modem
             // that always answers the same reference then costs one resend, not forever.
-            let request = ATRequest(.submit(tracked[k].pdus[part]), timeout: first ? min(t.firstSubmit, t.submit) : t.submit,
-                                    promptTimeout: t.prompt, staleReference: first ? lastSubmitReference : nil)
+            let request = ATRequest(.submit(tracked[k].pdus[part]), timeout: wait,
+                                    promptTimeout: promptWait, staleReference: first ? lastSubmitReference : nil)
             return (request, .submit(id, part: part + 1))
         }
         tracked[k].entry.attempts += 1
@@ -163,6 +176,20 @@ struct Delivery {
         // message already on the line.
         persist(k, &ctx)
         return (ATRequest(.pduMode, timeout: t.command), .pduMode(id))
+    }
+
+    /// Every contact's first attempt goes out within this of the alerts being asked for, whenever
+    /// the modem answers at all: a slow first confirmation is waited for only so long while
+    /// others wait behind it.
+    static let firstAttemptBudget: Duration = .seconds(10)
+    /// What giving up on a wait costs before the next command: ESC, the drain, `AT`.
+    static let resynchroniseAllowance: Duration = .seconds(2)
+    /// A first attempt's confirmation is always given this long (a network's usual round trip).
+    static let shortestFirstWait: Duration = .seconds(3)
+
+    static func isFailed(_ s: MessageState) -> Bool {
+        if case .failed = s { return true }
+        return false
     }
 
     /// When a message falls due (`heldUntil`: sending waits for registration until then).
