@@ -168,6 +168,7 @@ public final class ModemAlertLink: AlertLink {
         case .sent: .sent
         case .delivered: .delivered
         case .retrying(.noServiceCentre(configured: false), _): .blocked(SendProblem.noServiceCentre(configured: false).description)
+        case .retrying(.serviceCentreRefused(let n), _): .blocked(SendProblem.serviceCentreRefused(n).description)
         case .retrying(let p, _): .retrying(p.description)
         case .failed(let p): .failed(p.description)
         case .cancelled: .cancelled

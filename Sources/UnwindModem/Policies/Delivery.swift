@@ -291,7 +291,8 @@ struct Delivery {
             failed(k, abandoned ?? .noConfirmation, atOnce: true, &ctx)
         default:
             let number = tracked[k].entry.alert.number
-            if let verdict = SubmitVerdict.submit(r.outcome, to: number, serviceCentreConfigured: configuration.serviceCentre != nil) {
+            if let verdict = SubmitVerdict.submit(r.outcome, to: number, serviceCentreConfigured: configuration.serviceCentre != nil,
+                                                  simCentre: ctx.status.simServiceCentre, configuredCentre: configuration.serviceCentre?.text) {
                 inDoubtPart = part
                 apply(verdict, to: k, &ctx)
                 inDoubtPart = nil
@@ -304,9 +305,13 @@ struct Delivery {
         switch verdict.followUp {
         case .setServiceCentre:
             ctx.requests.append(.setServiceCentre)
-            ctx.status.serviceCentre = "the SIM had none; setting \(configuration.serviceCentre?.text ?? "?") from the configuration"
+            ctx.status.serviceCentre = (ctx.status.simServiceCentre.map { "the network answered +CMS ERROR: 330 (message centre unknown) with \($0) on the SIM" } ?? "the SIM had none")
+                + "; setting \(configuration.serviceCentre?.text ?? "?") from the configuration"
         case .serviceCentreMissing:
             ctx.status.serviceCentre = "missing: the SIM has none; set modem.service_centre in the configuration (/etc/unwind/unwind.conf) and restart unwind"
+        case .serviceCentreRefused:
+            let n = ctx.status.simServiceCentre ?? "?"
+            ctx.status.serviceCentre = "refused: the network answers +CMS ERROR: 330 (message centre unknown) to \(n), the centre \(configuration.serviceCentre == nil ? "on the SIM" : "set from the configuration"); ask the operator for the right number, set modem.service_centre in the configuration (/etc/unwind/unwind.conf) and restart unwind"
         default:
             break
         }
@@ -329,7 +334,7 @@ struct Delivery {
                 modemErrorStreak = 0
                 ctx.requests.append(.restartModem)
             }
-        case .none, .setServiceCentre, .serviceCentreMissing:
+        case .none, .setServiceCentre, .serviceCentreMissing, .serviceCentreRefused:
             break
         }
     }
