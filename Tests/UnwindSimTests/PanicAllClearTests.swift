@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 @testable import UnwindCore
-import UnwindDevice
+@testable import UnwindDevice
+import UnwindControl
 import UnwindModem
 import UnwindSimulatedHardware
 
@@ -101,5 +102,31 @@ struct PanicAllClearTests {
             apply(.alertDelivery(slot: pending, .cancelled))
             #expect(told().filter { $0 == pending }.count == 1, "kinds \(kinds)")
         }
+    }
+}
+
+/// `unwind status` says who replied, what and when (issue 25, 6), in text and `--json`, with
+/// the reply's text made safe for a terminal.
+@Suite("Status: what contacts replied")
+struct StatusRepliesTests {
+    @Test func whoRepliedWhatAndWhen() throws {
+        var core = DeviceCore()
+        core.alertSlotsChanged([.ready(try AlertSlot(name: "Mum", number: "+15550100001", message: "Help"))])
+        var effects: [Effect] = []
+        func at(_ s: Int64) -> Moment { Moment(.seconds(Double(1000 + s)), wall: WallTime(secondsSinceEpoch: 1_767_225_600 + s)) }
+        core.apply(.button(.down(.panic)), at: at(0), effects: &effects)
+        core.apply(.tick, at: Moment(.seconds(1001.6), wall: WallTime(secondsSinceEpoch: 1_767_225_601)), effects: &effects)
+        core.apply(.replyReceived(IncomingReply(id: "r1", from: "+15550100001", text: "On my way\u{1B}[2J\nsee you")), at: at(30), effects: &effects)
+        // Dismissed on the screen: status still says it.
+        core.apply(.button(.down(.left)), at: at(40), effects: &effects)
+        #expect(core.state.panic.aftercare.replies.isEmpty)
+        let help = DeviceStatus.help(core.state, settings: DeviceSettings(), now: at(90))
+        let r = try #require(help.replies?.first)
+        #expect(r.slot == 1 && r.name == "Mum" && r.at == 1_767_225_630 && r.secondsAgo == 60)
+        #expect(r.text == "On my way [2J see you", "\(r.text)")
+        #expect(r.line == "Mum (slot 1) replied 60 s ago: \"On my way [2J see you\"")
+        let json = String(decoding: try JSONEncoder().encode(help), as: UTF8.self)
+        #expect(json.contains("\"text\":\"On my way [2J see you\""), "\(json)")
+        #expect(!json.unicodeScalars.contains { TextSafety.isTerminalControl($0) })
     }
 }

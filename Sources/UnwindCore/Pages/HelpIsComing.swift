@@ -34,6 +34,19 @@ public struct ContactReply: Equatable, Sendable {
     }
 }
 
+/// A contact's reply to these alerts as `unwind status` tells it: who, what (on one line, no
+/// terminal controls, at most `textLimit` characters) and when. Kept after the person dismissed it.
+public struct ContactAnswer: Equatable, Sendable {
+    public var slot: Int
+    public var name: String
+    public var text: String
+    public var at: WallTime
+    public var instant: Instant
+    public static let textLimit = 320
+    /// The most kept (the newest).
+    public static let kept = 20
+}
+
 /// One call of the escalation ladder (for the screen and `unwind status`).
 public struct EscalationCall: Equatable, Sendable {
     public var slot: Int
@@ -79,6 +92,9 @@ public struct Aftercare: Equatable, Sendable {
     public internal(set) var startedAt: Instant?
     /// Replies from contacts not yet dismissed, oldest first. The first one is on screen.
     public internal(set) var replies: [ContactReply] = []
+    /// Every reply from a contact since these alerts (or since start, with none), oldest first,
+    /// also those dismissed: for `unwind status`.
+    public internal(set) var answers: [ContactAnswer] = []
     public internal(set) var escalation: EscalationPhase = .idle
     /// 1-based round of the ladder (0 before the first call).
     public internal(set) var round = 0
@@ -157,6 +173,10 @@ extension DeviceCore {
         guard !state.panic.aftercare.replies.contains(where: { $0.id == reply.id }) else { return }
         state.panic.aftercare.replies.append(ContactReply(id: reply.id, slot: slot, name: contact.name,
                                                           number: contact.number, text: reply.text))
+        state.panic.aftercare.answers.append(ContactAnswer(slot: slot, name: contact.name,
+                                                           text: TextSafety.oneLine(reply.text, limit: ContactAnswer.textLimit),
+                                                           at: now.wall, instant: now.instant))
+        if state.panic.aftercare.answers.count > ContactAnswer.kept { state.panic.aftercare.answers.removeFirst() }
         markAcknowledged(slot: slot)
         if state.panic.aftercare.escalation.isActive {
             endEscalation(.replied, at: now, effects: &effects)
