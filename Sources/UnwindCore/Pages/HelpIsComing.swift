@@ -181,9 +181,15 @@ extension DeviceCore {
         if state.panic.aftercare.escalation.isActive {
             endEscalation(.replied, at: now, effects: &effects)
         }
-        effects.append(.log("reply from alert slot \(slot + 1) (\(contact.name)) shown to the person"))
         state.overlay = .alertStatus
         state.panic.aftercare.confirmingAllClear = false
+        // With no alert going on, a contact's SMS in the screen care's quiet hours does not light
+        // a sleeping screen: it waits on the status screen for the person's next wake.
+        if state.panic.aftercare.purpose == nil && isNight(now) && state.display.asleep {
+            effects.append(.log("reply from alert slot \(slot + 1) (\(contact.name)) kept for the next wake (night, no alert going on)"))
+            return
+        }
+        effects.append(.log("reply from alert slot \(slot + 1) (\(contact.name)) shown to the person"))
         state.display.lastActivity = now.instant
         if state.display.asleep { wake(effects: &effects) }
         // At night a reply wakes the person only when they asked for help.
