@@ -29,7 +29,8 @@ public protocol AlertLink: AnyObject {
 public enum AlertLinkUpdate: Equatable, Sendable {
     /// Alerts an earlier run asked for and the outbox is sending again after a restart: the
     /// person sees (and feels) them exactly as before the restart.
-    case resumed([AlertProgress])
+    /// `purpose`: why they went (`.checkIn` when any of them is a missed check-in's).
+    case resumed([AlertProgress], purpose: AlertPurpose = .panic)
     /// News about an alert (`.panic` or `.checkIn`): queued … sent … delivered / failed.
     case delivery(slot: Int, AlertDelivery)
     /// Some part of this slot's alert may be on the contact's phone although it is not SENT (a
@@ -66,6 +67,7 @@ public final class ModemAlertLink: AlertLink {
     private var tracked: [Followed] = []
     /// Reported at the first step, then empty.
     private var resumed: [AlertProgress] = []
+    private var resumedPurpose: AlertPurpose = .panic
     private var firstStep = true
     private var callActive = false
 
@@ -78,6 +80,7 @@ public final class ModemAlertLink: AlertLink {
             let delivery = Self.delivery(m.state)
             tracked.append(Followed(id: m.id, slot: slot - 1, purpose: m.purpose, reported: nil, toldReached: m.mayHaveReached))
             if m.purpose.isAlert {
+                if m.purpose == .checkIn { resumedPurpose = .checkIn }
                 resumed.append(AlertProgress(slot: slot - 1, name: m.contactName, number: m.number, delivery: delivery,
                                              mayHaveReached: m.mayHaveReached))
             }
@@ -116,7 +119,7 @@ public final class ModemAlertLink: AlertLink {
 
     public func step(at now: Moment, into updates: inout [AlertLinkUpdate]) {
         if !resumed.isEmpty {
-            updates.append(.resumed(resumed))
+            updates.append(.resumed(resumed, purpose: resumedPurpose))
             resumed = []
         }
         if firstStep {

@@ -70,7 +70,7 @@ final class PanicCoreRig {
         line.step()
         for u in updates {
             switch u {
-            case .resumed(let p): apply(.alertsResumed(p))
+            case .resumed(let p, let purpose): apply(.alertsResumed(p, purpose: purpose))
             case .delivery(let slot, let d): apply(.alertDelivery(slot: slot, d))
             case .mayHaveReached(let slot): apply(.alertMayHaveReached(slot: slot))
             case .followUp(let slot, let purpose, let d): apply(.followUpDelivery(slot: slot, purpose: purpose, d))

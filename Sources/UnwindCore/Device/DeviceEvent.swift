@@ -18,7 +18,8 @@ public enum DeviceEvent: Equatable, Sendable {
     case reminderDue(WallTime)
 
     /// The modem: alerts from before a restart that the outbox is sending again.
-    case alertsResumed([AlertProgress])
+    /// `purpose`: why they went (a missed check-in's come back as such, not as a PANIC).
+    case alertsResumed([AlertProgress], purpose: AlertPurpose = .panic)
     /// The modem: news about one alert.
     case alertDelivery(slot: Int, AlertDelivery)
     /// The modem: some part of this slot's alert may be on the contact's phone although it is
@@ -90,7 +91,7 @@ extension DeviceCore {
         case .wallClockSynchronised(let s): wallClock(synchronised: s, at: now)
         case .wallClockChanged: wallClockChanged(at: now)
         case .reminderDue(let due): reminderDue(due, at: now, effects: &effects)
-        case .alertsResumed(let p): alertsResumed(p, at: now, effects: &effects)
+        case .alertsResumed(let p, let purpose): alertsResumed(p, purpose: purpose, at: now, effects: &effects)
         case .alertDelivery(let slot, let d): alertUpdate(slot: slot, delivery: d, at: now, effects: &effects)
         case .alertMayHaveReached(let slot): alertMayHaveReached(slot: slot, at: now, effects: &effects)
         case .callChanged(let active): callChanged(active: active, at: now)

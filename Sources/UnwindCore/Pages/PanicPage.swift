@@ -422,7 +422,7 @@ extension DeviceCore {
 
     /// Alerts from before a restart that the outbox is sending again: shown and felt as when
     /// PANIC sent them.
-    mutating func alertsResumed(_ progress: [AlertProgress], at now: Moment, effects: inout [Effect]) {
+    mutating func alertsResumed(_ progress: [AlertProgress], purpose: AlertPurpose = .panic, at now: Moment, effects: inout [Effect]) {
         guard !progress.isEmpty else { return }
         for p in progress where !state.panic.progress.contains(where: { $0.slot == p.slot }) {
             state.panic.progress.append(p)
@@ -430,7 +430,7 @@ extension DeviceCore {
         state.panic.progress.sort { $0.slot < $1.slot }
         state.panic.allSentSignalled = false
         state.overlay = .alertStatus
-        if state.panic.aftercare.purpose == nil { beginAftercare(.panic, at: now, effects: &effects) }
+        if state.panic.aftercare.purpose == nil { beginAftercare(purpose, at: now, effects: &effects) }
         pulses(at: now.instant, count: 1, on: .milliseconds(600), off: .zero, effects: &effects)
     }
 
