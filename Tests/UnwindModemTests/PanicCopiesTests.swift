@@ -67,7 +67,6 @@ struct PanicCopiesTests {
         #expect(rig.settle(within: .seconds(600)))
         rig.run(for: .seconds(200))
         let copies = Self.numbers.map { Self.copies(rig.sim, to: $0) }
-        print("late \(late) s, answers meanwhile \(answersMeanwhile): copies \(copies), first attempts \(Self.numbers.map { first[$0].map { "\($0)" } ?? "never" })")
         for (k, n) in copies.enumerated() { #expect((1...2).contains(n), "contact \(k + 1) got \(n) copies (late \(late) s)") }
         for id in ids { #expect(Self.wentOut(rig.modem.message(id)?.state), "\(id): \(String(describing: rig.modem.message(id)))") }
         expectClean(rig.sim)
@@ -89,7 +88,6 @@ struct PanicCopiesTests {
         #expect(rig.settle(within: .seconds(600)))
         rig.run(for: .seconds(200))
         let copies = Self.numbers.map { Self.copies(rig.sim, to: $0) }
-        print("late part \(late) s, answers meanwhile \(answersMeanwhile): copies \(copies)")
         for (k, n) in copies.enumerated() { #expect((1...2).contains(n), "contact \(k + 1) got \(n) copies of a part (late \(late) s)") }
         #expect(rig.sim.delivered.contains(SimulatedSMS(number: Self.numbers[0], text: long.message, parts: 2)))
         for id in ids { #expect(Self.wentOut(rig.modem.message(id)?.state), "\(id): \(String(describing: rig.modem.message(id)))") }
