@@ -1,4 +1,5 @@
 import Foundation
+import UnwindCore
 
 /// The control protocol between the maintainer's `unwind` commands and the running device.
 ///
@@ -205,9 +206,12 @@ public struct StatusReport: Codable, Equatable, Sendable {
         public var allClear: [Contact]
         public var checkIn: String
         public var monthlyTest: String
+        /// What contacts replied since the last alerts, oldest first (nil: a daemon too old to say).
+        public var replies: [Reply]?
         package init(readiness: String, readinessProblems: [String], alertsFor: String?, contacts: [Contact],
                      repliesShown: Int, escalation: String, calls: [String], allClear: [Contact],
-                     checkIn: String, monthlyTest: String) {
+                     checkIn: String, monthlyTest: String, replies: [Reply]? = nil) {
+            self.replies = replies
             self.readiness = readiness
             self.readinessProblems = readinessProblems
             self.alertsFor = alertsFor
@@ -218,6 +222,28 @@ public struct StatusReport: Codable, Equatable, Sendable {
             self.allClear = allClear
             self.checkIn = checkIn
             self.monthlyTest = monthlyTest
+        }
+    }
+
+    /// A contact's reply: who, what (one line, no terminal controls), when.
+    public struct Reply: Codable, Equatable, Sendable {
+        public var slot: Int
+        public var name: String
+        public var text: String
+        /// Seconds since 1970 (UTC), by the device's clock.
+        public var at: Int64
+        public var secondsAgo: Int64
+        package init(slot: Int, name: String, text: String, at: Int64, secondsAgo: Int64) {
+            self.slot = slot
+            self.name = name
+            self.text = text
+            self.at = at
+            self.secondsAgo = secondsAgo
+        }
+
+        /// The line `unwind status` prints (escaped again on the way out, as every line is).
+        public var line: String {
+            "\(name) (slot \(slot)) replied \(secondsAgo) s ago: \"\(TextSafety.oneLine(text, limit: 320))\""
         }
     }
 

@@ -29,9 +29,14 @@ public protocol AlertLink: AnyObject {
 public enum AlertLinkUpdate: Equatable, Sendable {
     /// Alerts an earlier run asked for and the outbox is sending again after a restart: the
     /// person sees (and feels) them exactly as before the restart.
-    case resumed([AlertProgress])
+    /// `purpose`: why they went (`.checkIn` when any of them is a missed check-in's).
+    case resumed([AlertProgress], purpose: AlertPurpose = .panic)
     /// News about an alert (`.panic` or `.checkIn`): queued … sent … delivered / failed.
     case delivery(slot: Int, AlertDelivery)
+    /// Some part of this slot's alert may be on the contact's phone although it is not SENT (a
+    /// part of a long one accepted, a submit in doubt): "I'm OK now" goes to them too. Said once,
+    /// before the `.delivery` of the same step.
+    case mayHaveReached(slot: Int)
     /// News about a follow-up (`.allClear`, `.test`).
     case followUp(slot: Int, purpose: AlertPurpose, AlertDelivery)
     case call(active: Bool)
@@ -57,10 +62,12 @@ public final class ModemAlertLink: AlertLink {
         var slot: Int
         var purpose: AlertPurpose
         var reported: AlertDelivery?
+        var toldReached = false
     }
     private var tracked: [Followed] = []
     /// Reported at the first step, then empty.
     private var resumed: [AlertProgress] = []
+    private var resumedPurpose: AlertPurpose = .panic
     private var firstStep = true
     private var callActive = false
 
@@ -71,9 +78,11 @@ public final class ModemAlertLink: AlertLink {
         for m in modem.messages where !m.state.isFinished || m.awaitingReports {
             guard let slot = m.slot else { continue }
             let delivery = Self.delivery(m.state)
-            tracked.append(Followed(id: m.id, slot: slot - 1, purpose: m.purpose, reported: nil))
+            tracked.append(Followed(id: m.id, slot: slot - 1, purpose: m.purpose, reported: nil, toldReached: m.mayHaveReached))
             if m.purpose.isAlert {
-                resumed.append(AlertProgress(slot: slot - 1, name: m.contactName, number: m.number, delivery: delivery))
+                if m.purpose == .checkIn { resumedPurpose = .checkIn }
+                resumed.append(AlertProgress(slot: slot - 1, name: m.contactName, number: m.number, delivery: delivery,
+                                             mayHaveReached: m.mayHaveReached))
             }
         }
     }
@@ -110,7 +119,7 @@ public final class ModemAlertLink: AlertLink {
 
     public func step(at now: Moment, into updates: inout [AlertLinkUpdate]) {
         if !resumed.isEmpty {
-            updates.append(.resumed(resumed))
+            updates.append(.resumed(resumed, purpose: resumedPurpose))
             resumed = []
         }
         if firstStep {
@@ -139,6 +148,10 @@ public final class ModemAlertLink: AlertLink {
             let t = tracked[i]
             let status = modem.message(t.id)
             let delivery = status.map { Self.delivery($0.state) } ?? .sent
+            if t.purpose.isAlert, !t.toldReached, status?.mayHaveReached == true {
+                tracked[i].toldReached = true
+                updates.append(.mayHaveReached(slot: t.slot))
+            }
             if delivery != t.reported {
                 tracked[i].reported = delivery
                 updates.append(t.purpose.isAlert ? .delivery(slot: t.slot, delivery)
@@ -158,6 +171,7 @@ public final class ModemAlertLink: AlertLink {
         case .sent: .sent
         case .delivered: .delivered
         case .retrying(.noServiceCentre(configured: false), _): .blocked(SendProblem.noServiceCentre(configured: false).description)
+        case .retrying(.serviceCentreRefused(let n), _): .blocked(SendProblem.serviceCentreRefused(n).description)
         case .retrying(let p, _): .retrying(p.description)
         case .failed(let p): .failed(p.description)
         case .cancelled: .cancelled

@@ -125,6 +125,9 @@ public enum SendProblem: Equatable, Sendable, CustomStringConvertible {
     case network(code: Int)
     /// +CMS ERROR 330: the SIM has no service centre number.
     case noServiceCentre(configured: Bool)
+    /// +CMS ERROR 330 although a service centre is set (this number, as `AT+CSCA?` gave it):
+    /// the network refuses that centre.
+    case serviceCentreRefused(String)
     /// +CMS ERROR 310–316: the SIM. PIN and registration are checked again.
     case sim(code: Int)
     /// +CMS ERROR 500, a plain ERROR, a +CME ERROR: the modem. Restarted after several in a row.
@@ -156,6 +159,8 @@ public enum SendProblem: Equatable, Sendable, CustomStringConvertible {
         case .noServiceCentre(let configured):
             configured ? "the SIM had no message centre; set it from the configuration"
                 : "the SIM has no message centre number; set modem.service_centre in the configuration"
+        case .serviceCentreRefused(let n):
+            "the network refused the message centre \(n) (+CMS ERROR: 330); ask the operator for the right number and set modem.service_centre in the configuration"
         case .sim(let c): "SIM error \(c)" + (SendProblem.cmsNames[c].map { " (\($0))" } ?? "")
         case .modem(let what): "modem error (\(what))"
         case .rejected(let c): "rejected, error \(c)" + (SendProblem.cmsNames[c].map { " (\($0))" } ?? "")
@@ -244,6 +249,10 @@ public struct MessageStatus: Equatable, Sendable {
     public var awaitingReports = false
     /// Parts a status report said were delivered.
     public var partsDelivered = 0
+    /// Some part may be on the recipient's phone: one was accepted (`+CMGS`), or a PDU was
+    /// written and its answer never came or could not be trusted (in doubt). A cancelled
+    /// message keeps it: "I'm OK now" must reach whoever may have had any of it.
+    public var mayHaveReached = false
 }
 
 public enum SIMState: Equatable, Sendable, CustomStringConvertible {
@@ -324,6 +333,8 @@ public struct ModemStatus: Equatable, Sendable {
     var messageStoreCounts: [Int]?
     /// Whether the SIM holds a service centre number (AT+CSCA?); nil until asked.
     public var serviceCentreKnown: Bool?
+    /// The service centre number `AT+CSCA?` last gave (digits and "+" only), when it gave one.
+    public var simServiceCentre: String?
 
     public var isRegistered: Bool { registration.values.contains { $0.isRegistered } }
 }

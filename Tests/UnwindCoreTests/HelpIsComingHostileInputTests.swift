@@ -129,6 +129,34 @@ import Testing
         #expect(core.state.panic.readiness.lastTest == nil)
     }
 
+    /// A contact's SMS with no alert going on, in the quiet hours (issue 25, 7): the sleeping
+    /// screen stays dark and the motor still; the reply waits for the person's next wake. By
+    /// day it is shown at once.
+    @Test mutating func aReplyAtNightWithNoAlertWaitsForTheNextWake() {
+        trusted(true, 0)
+        run(1, 200, by: 10)
+        #expect(core.state.display.asleep)
+        effects = []
+        reply(Self.mum, "Sleep well x", id: "n1", hm(3, 0))
+        #expect(core.state.display.asleep, "woke the screen at night")
+        #expect(!effects.contains { if case .displayPower(true) = $0 { true } else { false } })
+        #expect(!effects.contains { if case .motor = $0 { true } else { false } })
+        #expect(core.state.panic.aftercare.replies.map(\.id) == ["n1"], "kept")
+        // The person wakes the screen: the reply is there.
+        press(.down(.left), hm(3, 5))
+        #expect(!core.state.display.asleep)
+        #expect(core.state.overlay == .alertStatus && core.state.panic.aftercare.replies.first?.id == "n1")
+    }
+
+    /// By day the same SMS lights the sleeping screen at once.
+    @Test mutating func aReplyByDayWakesTheScreen() {
+        trusted(true, 0)
+        run(hm(12, 0), hm(12, 0) + 200, by: 10)
+        #expect(core.state.display.asleep)
+        reply(Self.mum, "Lunch?", id: "d1", hm(12, 10))
+        #expect(!core.state.display.asleep)
+    }
+
     // MARK: "I'm OK now"
 
     /// PANIC by mistake, then at once "I'm OK now" (two presses) while the modem is still sending:

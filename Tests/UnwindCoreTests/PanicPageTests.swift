@@ -29,6 +29,26 @@ import Testing
 
     var sent: [[AlertRequest]] { effects.compactMap { if case .sendAlerts(let r) = $0 { r } else { nil } } }
 
+    /// PANIC again (issue 25, 8), decided: while any alert is still on its way, nothing is sent
+    /// twice ("already on their way"); once every alert is out — even 0.05 s after the last
+    /// confirmation — a person pressing again wants help again, and every contact is sent the
+    /// alert again, as a new episode.
+    @Test mutating func panicAgainWhilePendingSendsNothingOnceAllAreOutSendsEverything() {
+        press(.down(.panic), 0); tick(1.5)
+        #expect(sent.count == 1 && sent[0].map(\.slot) == [0, 2])
+        core.apply(.alertDelivery(slot: 0, .sent), at: at(3), effects: &effects)
+        // Sam's alert is still on its way: pressed again, nothing goes.
+        press(.down(.panic), 3.5); tick(5.0)
+        #expect(sent.count == 1, "sent again while one was pending")
+        #expect(core.state.panic.notice == .alreadySending)
+        core.apply(.alertDelivery(slot: 2, .sent), at: at(6), effects: &effects)
+        // PANIC held from before the last confirmation, armed 0.05 s after it: sent again.
+        press(.down(.panic), 4.55); tick(6.05)
+        #expect(sent.count == 2, "a new PANIC once all were out")
+        #expect(sent.last?.map(\.slot) == [0, 2])
+        #expect(core.state.panic.progress.map(\.delivery) == [.queued, .queued])
+    }
+
     /// No service centre anywhere: the alerts cannot go out until the device is fixed. The
     /// person is told at once (screen and two long pulses), not left watching "retrying".
     @Test mutating func alertsThatCannotGoOutAreSaidAndFelt() {

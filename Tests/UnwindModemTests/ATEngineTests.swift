@@ -56,6 +56,29 @@ struct ATEngineTests {
         #expect(d.unsolicited == [.messagePDU(header: "+CMT: ,12", pdu: "0004AA"), .other("+CDS: 25"), .ring])
     }
 
+    /// Line noise glued to the prompt and to result codes (issue 25, 3): the prompt is found at
+    /// the end of the noise and the PDU written once; the results are read behind theirs.
+    @Test(arguments: [[0xFF, 0xFE], [0x00, 0x13, 0xF0], [0xE0, 0x80]] as [[UInt8]])
+    func noiseGluedToThePromptAndToResultCodes(_ noise: [UInt8]) throws {
+        var d = Driver()
+        let p = try pdu()
+        d.start(.submit(p))
+        // Printable garbage too: no line a modem sends ends in "> ".
+        d.feed(noise + Array("x#@".utf8) + noise + Array("> ".utf8))
+        #expect(render(d.written).hasSuffix(p.hexString + "<^Z>"), "the prompt was not found: \(render(d.written))")
+        d.feed([0x0D, 0x0A] + noise + Array("+CMGS: 7\r\n".utf8) + noise + Array("OK\r\n".utf8))
+        #expect(d.completions.map(\.outcome) == [.submitted(messageReference: 7)])
+        d.events.removeAll()
+        d.start(.attention)
+        d.feed([0x0D, 0x0A] + noise + Array("OK\r\n".utf8))
+        #expect(d.completions.map(\.outcome) == [.ok])
+        d.events.removeAll()
+        // Outside a submit's wait, "> " after noise is no prompt of ours: nothing is written.
+        let before = d.written.count
+        d.feed([0xFF] + Array("> ".utf8))
+        #expect(d.written.count == before)
+    }
+
     @Test func echoOnAndOff() {
         var d = Driver()
         d.start(.attention)

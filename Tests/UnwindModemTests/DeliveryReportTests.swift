@@ -221,3 +221,31 @@ struct DeliveryReportTests {
         return ["+CDS: \(b.count - 1)", b.hexString]
     }
 }
+
+/// Reports for the first parts of a long message that arrive while its last part is still being
+/// sent (issue 25, 4): kept, and counted once the message is accepted whole.
+@Suite("Status reports of a long message's first parts")
+struct EarlyReportTests {
+    @Test func reportsThatComeWhileLaterPartsAreSentCount() throws {
+        var script = ModemScript()
+        // Three parts (UCS-2, 160 characters): parts 1 and 2 are reported 100 ms after their
+        // +CMGS, while the modem takes 150 ms to show part 3's prompt.
+        script.submits[3] = SubmitPlan(prompt: .after(.milliseconds(150)))
+        script.defaultReports = .delivered(after: .milliseconds(100))
+        let rig = try ModemRig(script: script)
+        #expect(rig.ready())
+        let text = "Please call me \u{1F64F} " + String(repeating: "I need help now. ", count: 8) + "Come if you can."
+        let message = String(text.prefix(160))
+        let a = alert("Mum", "+15550100001", message)
+        let id = rig.modem.send(a, slot: 1, at: rig.now)
+        #expect(rig.run(until: { rig.sim.reportsSent.count >= 2 && rig.modem.message(id)?.partsSent == 2 }, within: .seconds(5)),
+                "parts 1 and 2 reported while part 3 waits")
+        #expect(rig.settleReports(within: .seconds(10)))
+        let m = try #require(rig.modem.message(id))
+        #expect(m.parts == 3)
+        if case .delivered = m.state {} else { Issue.record("not delivered: \(m)") }
+        #expect(m.partsDelivered == 3, "\(m)")
+        #expect(rig.sim.parts.count == 3, "sent once")
+        expectClean(rig.sim, texts: [message])
+    }
+}

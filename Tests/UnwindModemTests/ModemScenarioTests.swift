@@ -175,6 +175,7 @@ struct ModemScenarioTests {
 
     @Test func serviceCentreUnknownWithoutConfigurationIsReported() throws {
         var script = ModemScript()
+        script.csca = "+CSCA: \"\",145"  // the SIM has none
         script.submits[1] = SubmitPlan(result: .cmsError(330))
         let rig = try ModemRig(script: script)
         #expect(rig.ready())
@@ -184,6 +185,30 @@ struct ModemScenarioTests {
         #expect(rig.modem.status.serviceCentre == "missing: the SIM has none; set modem.service_centre in the configuration (/etc/unwind/unwind.conf) and restart unwind")
         #expect(rig.settle(), "retried (the SIM may get one); the simulated one takes the second")
         #expect(!rig.sim.commands.contains { $0.hasPrefix("AT+CSCA=") }, "only read (AT+CSCA?), never set")
+    }
+
+    /// +CMS ERROR 330 on every submit while the SIM has a centre (`AT+CSCA?` answered one) and
+    /// none is configured (issue 25, 5): the diagnosis says what was seen — the network refuses
+    /// that centre — and what to try; never "the SIM has no message centre number".
+    @Test func serviceCentreRefusedByTheNetworkIsSaidSo() throws {
+        var script = ModemScript()
+        script.defaultSubmit = SubmitPlan(result: .cmsError(330))
+        let rig = try ModemRig(script: script)
+        #expect(rig.ready())
+        let id = rig.modem.send(alert(), slot: 1, at: rig.now)
+        #expect(rig.run(until: { rig.modem.message(id)?.lastProblem != nil }))
+        let problem = try #require(rig.modem.message(id)?.lastProblem)
+        #expect(problem == .serviceCentreRefused("+15550009999"), "\(problem)")
+        #expect(!problem.description.contains("has no"), "\(problem.description)")
+        let status = try #require(rig.modem.status.serviceCentre)
+        #expect(status.hasPrefix("refused") && status.contains("+15550009999") && status.contains("330")
+                && status.contains("modem.service_centre"), "\(status)")
+        rig.run(for: .seconds(2))
+        #expect(rig.modem.currentReadiness?.problems.contains(.serviceCentreRefused) == true,
+                "\(String(describing: rig.modem.currentReadiness))")
+        #expect(rig.modem.currentReadiness?.problems.contains(.noServiceCentre) == false)
+        #expect(!rig.sim.commands.contains { $0.hasPrefix("AT+CSCA=") }, "nothing configured to set")
+        #expect(rig.sim.submitCount >= 2, "still retried")
     }
 
     /// +CMS ERROR 500 three times: retried, then the modem is restarted and set up again.

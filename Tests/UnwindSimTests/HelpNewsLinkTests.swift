@@ -90,8 +90,26 @@ import UnwindDevices
         #expect(rig.run(until: { $0.contains(.delivery(slot: 3, .sent)) }))
         try rig.restart()
         #expect(rig.run(until: { $0.contains(.delivery(slot: 3, .delivered)) }))
-        guard case .resumed(let p)? = rig.updates.first else { Issue.record("\(rig.updates)"); return }
+        guard case .resumed(let p, _)? = rig.updates.first else { Issue.record("\(rig.updates)"); return }
         #expect(p.map(\.slot) == [3] && p.map(\.delivery) == [.sent])
+    }
+
+    /// A missed check-in's alerts still on their way at a restart come back as the check-in's
+    /// (issue 25, 9), not as a PANIC: the status screen and `unwind status` say why they went.
+    @Test func aMissedCheckInsAlertsComeBackAsTheCheckIns() throws {
+        var script = ModemScript()
+        script.defaultSubmit = SubmitPlan(result: .silence)  // never confirmed: still in the outbox
+        let rig = try Rig(script: script)
+        rig.link.send([AlertRequest(slot: 3, alert: Self.mum, purpose: .checkIn)], at: rig.time.now())
+        #expect(rig.run(until: { $0.contains(.delivery(slot: 3, .sending)) }))
+        try rig.restart()
+        #expect(rig.run(until: { !$0.isEmpty }))
+        guard case .resumed(let p, let purpose)? = rig.updates.first else { Issue.record("\(rig.updates)"); return }
+        #expect(purpose == .checkIn)
+        var core = DeviceCore()
+        var effects: [Effect] = []
+        core.apply(.alertsResumed(p, purpose: purpose), at: rig.time.now(), effects: &effects)
+        #expect(core.state.panic.aftercare.purpose == .checkIn)
     }
 
     /// Replies: each new one at once; those not dismissed again after a restart; a dismissed one never.

@@ -18,9 +18,13 @@ public enum DeviceEvent: Equatable, Sendable {
     case reminderDue(WallTime)
 
     /// The modem: alerts from before a restart that the outbox is sending again.
-    case alertsResumed([AlertProgress])
+    /// `purpose`: why they went (a missed check-in's come back as such, not as a PANIC).
+    case alertsResumed([AlertProgress], purpose: AlertPurpose = .panic)
     /// The modem: news about one alert.
     case alertDelivery(slot: Int, AlertDelivery)
+    /// The modem: some part of this slot's alert may be on the contact's phone although it is
+    /// not SENT (a part of a long one accepted, or a submit in doubt).
+    case alertMayHaveReached(slot: Int)
     /// The modem: the counselling call started, ended or failed.
     case callChanged(active: Bool)
     /// The modem: news about a message that is not an alert (an "I'm OK now", the monthly test).
@@ -87,8 +91,9 @@ extension DeviceCore {
         case .wallClockSynchronised(let s): wallClock(synchronised: s, at: now)
         case .wallClockChanged: wallClockChanged(at: now)
         case .reminderDue(let due): reminderDue(due, at: now, effects: &effects)
-        case .alertsResumed(let p): alertsResumed(p, at: now, effects: &effects)
+        case .alertsResumed(let p, let purpose): alertsResumed(p, purpose: purpose, at: now, effects: &effects)
         case .alertDelivery(let slot, let d): alertUpdate(slot: slot, delivery: d, at: now, effects: &effects)
+        case .alertMayHaveReached(let slot): alertMayHaveReached(slot: slot, at: now, effects: &effects)
         case .callChanged(let active): callChanged(active: active, at: now)
         case .followUpDelivery(let slot, let purpose, let d): followUpUpdate(slot: slot, purpose: purpose, delivery: d, at: now, effects: &effects)
         case .replyReceived(let reply): replyReceived(reply, at: now, effects: &effects)

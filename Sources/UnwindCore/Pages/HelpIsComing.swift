@@ -34,6 +34,19 @@ public struct ContactReply: Equatable, Sendable {
     }
 }
 
+/// A contact's reply to these alerts as `unwind status` tells it: who, what (on one line, no
+/// terminal controls, at most `textLimit` characters) and when. Kept after the person dismissed it.
+public struct ContactAnswer: Equatable, Sendable {
+    public var slot: Int
+    public var name: String
+    public var text: String
+    public var at: WallTime
+    public var instant: Instant
+    public static let textLimit = 320
+    /// The most kept (the newest).
+    public static let kept = 20
+}
+
 /// One call of the escalation ladder (for the screen and `unwind status`).
 public struct EscalationCall: Equatable, Sendable {
     public var slot: Int
@@ -79,6 +92,9 @@ public struct Aftercare: Equatable, Sendable {
     public internal(set) var startedAt: Instant?
     /// Replies from contacts not yet dismissed, oldest first. The first one is on screen.
     public internal(set) var replies: [ContactReply] = []
+    /// Every reply from a contact since these alerts (or since start, with none), oldest first,
+    /// also those dismissed: for `unwind status`.
+    public internal(set) var answers: [ContactAnswer] = []
     public internal(set) var escalation: EscalationPhase = .idle
     /// 1-based round of the ladder (0 before the first call).
     public internal(set) var round = 0
@@ -157,13 +173,23 @@ extension DeviceCore {
         guard !state.panic.aftercare.replies.contains(where: { $0.id == reply.id }) else { return }
         state.panic.aftercare.replies.append(ContactReply(id: reply.id, slot: slot, name: contact.name,
                                                           number: contact.number, text: reply.text))
+        state.panic.aftercare.answers.append(ContactAnswer(slot: slot, name: contact.name,
+                                                           text: TextSafety.oneLine(reply.text, limit: ContactAnswer.textLimit),
+                                                           at: now.wall, instant: now.instant))
+        if state.panic.aftercare.answers.count > ContactAnswer.kept { state.panic.aftercare.answers.removeFirst() }
         markAcknowledged(slot: slot)
         if state.panic.aftercare.escalation.isActive {
             endEscalation(.replied, at: now, effects: &effects)
         }
-        effects.append(.log("reply from alert slot \(slot + 1) (\(contact.name)) shown to the person"))
         state.overlay = .alertStatus
         state.panic.aftercare.confirmingAllClear = false
+        // With no alert going on, a contact's SMS in the screen care's quiet hours does not light
+        // a sleeping screen: it waits on the status screen for the person's next wake.
+        if state.panic.aftercare.purpose == nil && isNight(now) && state.display.asleep {
+            effects.append(.log("reply from alert slot \(slot + 1) (\(contact.name)) kept for the next wake (night, no alert going on)"))
+            return
+        }
+        effects.append(.log("reply from alert slot \(slot + 1) (\(contact.name)) shown to the person"))
         state.display.lastActivity = now.instant
         if state.display.asleep { wake(effects: &effects) }
         // At night a reply wakes the person only when they asked for help.
@@ -273,10 +299,9 @@ extension DeviceCore {
 
     // MARK: "I'm OK now"
 
-    /// The contacts "I'm OK now" would go to: every one the alert reached.
-    public var allClearRecipients: [AlertProgress] {
-        state.panic.progress.filter { $0.delivery == .sent || $0.delivery == .delivered }
-    }
+    /// The contacts "I'm OK now" would go to: every one who may have any part of the alert (sent,
+    /// delivered, a part of a long one accepted, or a submit whose answer never came).
+    public var allClearRecipients: [AlertProgress] { state.panic.allClearRecipients }
 
     /// After the confirmation: the follow-up to everyone the alert reached, the rest of the alerts
     /// cancelled (nobody worried who was not told), the calls stopped.
@@ -292,7 +317,8 @@ extension DeviceCore {
         }
         let requests = reached.compactMap { allClearRequest(for: $0) }
         if !requests.isEmpty { effects.append(.sendAlerts(requests)) }
-        effects.append(.log("\"I'm OK now\": sent to \(requests.count) contact(s), \(unsent.count) unsent alert(s) cancelled"))
+        let names = reached.map { "alert slot \($0.slot + 1) (\($0.name))" }.joined(separator: ", ")
+        effects.append(.log("\"I'm OK now\": sent to \(requests.count) contact(s)\(names.isEmpty ? "" : ": " + names), \(unsent.count) unsent alert(s) cancelled"))
         showNotice(requests.isEmpty ? .allClearNobody : .allClearSending, at: now.instant)
         signalAllClear(at: now.instant, effects: &effects)
     }
@@ -301,6 +327,14 @@ extension DeviceCore {
         // Validated with the configuration; a message that still fails is not sent rather than trap.
         guard let slot = try? AlertSlot(name: p.name, number: p.number, message: settings.panic.okMessage) else { return nil }
         return AlertRequest(slot: p.slot, alert: slot, purpose: .allClear)
+    }
+
+    /// Some part of a slot's alert may have gone although the alert is not SENT: "I'm OK now" goes
+    /// to that contact too (now, when it was already confirmed; otherwise when it is).
+    mutating func alertMayHaveReached(slot: Int, at now: Moment, effects: inout [Effect]) {
+        guard let i = state.panic.progress.firstIndex(where: { $0.slot == slot }) else { return }
+        state.panic.progress[i].mayHaveReached = true
+        allClearCatchUp(slot: slot, at: now, effects: &effects)
     }
 
     /// An alert reached a contact after "I'm OK now" went (it was already on the wire when the

@@ -44,6 +44,9 @@ public struct AlertReadiness: Equatable, Sendable {
         case weakSignal(Int)
         /// No service centre number on the SIM and none configured.
         case noServiceCentre
+        /// The SIM (or the configuration) has a service centre number, and the network refuses
+        /// it (`+CMS ERROR: 330` on every submit): a wrong number, not a missing one.
+        case serviceCentreRefused
 
         public var description: String {
             switch self {
@@ -53,6 +56,7 @@ public struct AlertReadiness: Equatable, Sendable {
             case .notRegistered: "not registered on a network"
             case .weakSignal(let rssi): "signal too weak (\(rssi == 99 ? "unknown" : "rssi \(rssi)"))"
             case .noServiceCentre: "no message centre number"
+            case .serviceCentreRefused: "the network refuses the message centre number"
             }
         }
     }

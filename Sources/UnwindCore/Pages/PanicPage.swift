@@ -65,14 +65,24 @@ public struct AlertProgress: Equatable, Sendable {
     public var delivery: AlertDelivery
     /// The contact answered (an SMS from their number): they know, and are not rung.
     public var acknowledged: Bool
+    /// Some part of the alert may be on their phone although it is not (yet) SENT: a part the
+    /// network accepted of a longer message, or a submit whose answer never came (in doubt).
+    /// Such a contact may be worried, so "I'm OK now" goes to them too.
+    public var mayHaveReached: Bool
 
-    public init(slot: Int, name: String, number: PhoneNumber, delivery: AlertDelivery, acknowledged: Bool = false) {
+    public init(slot: Int, name: String, number: PhoneNumber, delivery: AlertDelivery, acknowledged: Bool = false,
+                mayHaveReached: Bool = false) {
         self.slot = slot
         self.name = name
         self.number = number
         self.delivery = delivery
         self.acknowledged = acknowledged
+        self.mayHaveReached = mayHaveReached
     }
+
+    /// Anything of the alert can be on this contact's phone: it was sent (delivered), or some of
+    /// it may have gone. "I'm OK now" goes to exactly these.
+    public var canHaveIt: Bool { delivery == .sent || delivery == .delivered || mayHaveReached }
 }
 
 /// The panic alert page (spec 5.x): five slots, the counselling line, PANIC's hold-to-arm and
@@ -125,6 +135,9 @@ public struct PanicState: Equatable, Sendable {
     public func showsNotice(at now: Instant) -> Bool { noticeUntil.map { now < $0 } ?? false }
 
     public func progress(ofSlot slot: Int) -> AlertDelivery? { progress.first { $0.slot == slot }?.delivery }
+
+    /// The contacts "I'm OK now" goes to: every one who may have any part of the alert.
+    public var allClearRecipients: [AlertProgress] { progress.filter(\.canHaveIt) }
 }
 
 public enum PanicNotice: Equatable, Sendable {
@@ -135,7 +148,7 @@ public enum PanicNotice: Equatable, Sendable {
     case resendingFailed
     /// "I'm OK now" is going to everyone the alert reached.
     case allClearSending
-    /// "I'm OK now", but no alert had reached anyone: the unsent ones were cancelled.
+    /// "I'm OK now", but no part of any alert can have reached anyone: the unsent ones were cancelled.
     case allClearNobody
     /// RIGHT on the status screen: the calls to contacts stopped.
     case callsStopped
@@ -409,7 +422,7 @@ extension DeviceCore {
 
     /// Alerts from before a restart that the outbox is sending again: shown and felt as when
     /// PANIC sent them.
-    mutating func alertsResumed(_ progress: [AlertProgress], at now: Moment, effects: inout [Effect]) {
+    mutating func alertsResumed(_ progress: [AlertProgress], purpose: AlertPurpose = .panic, at now: Moment, effects: inout [Effect]) {
         guard !progress.isEmpty else { return }
         for p in progress where !state.panic.progress.contains(where: { $0.slot == p.slot }) {
             state.panic.progress.append(p)
@@ -417,7 +430,7 @@ extension DeviceCore {
         state.panic.progress.sort { $0.slot < $1.slot }
         state.panic.allSentSignalled = false
         state.overlay = .alertStatus
-        if state.panic.aftercare.purpose == nil { beginAftercare(.panic, at: now, effects: &effects) }
+        if state.panic.aftercare.purpose == nil { beginAftercare(purpose, at: now, effects: &effects) }
         pulses(at: now.instant, count: 1, on: .milliseconds(600), off: .zero, effects: &effects)
     }
 

@@ -55,7 +55,11 @@ extension DeviceStatus {
             readiness: readiness, readinessProblems: s.panic.readiness.current?.problems.map(\.description) ?? [],
             alertsFor: a.purpose?.rawValue, contacts: s.panic.progress.map(contact),
             repliesShown: a.replies.count, escalation: escalation, calls: calls,
-            allClear: a.allClear.map(contact), checkIn: checkIn, monthlyTest: monthly)
+            allClear: a.allClear.map(contact), checkIn: checkIn, monthlyTest: monthly,
+            replies: a.answers.map {
+                StatusReport.Reply(slot: $0.slot + 1, name: $0.name, text: $0.text, at: $0.at.secondsSinceEpoch,
+                                   secondsAgo: max(0, (now.instant - $0.instant).nanoseconds / 1_000_000_000))
+            })
     }
 
     static func delivery(_ d: AlertDelivery) -> (String, String?) {

@@ -36,6 +36,10 @@ public enum ATEvent: Equatable, Sendable {
     case drained
     /// A line that is neither an answer, an echo nor a known unsolicited code (logged).
     case unrecognized(String)
+    /// `+CMGS: <mr>` that answers no submit waiting for one: an earlier submit's late answer
+    /// (the modem was slow, or answered after the device gave up waiting). Not a repeat of the
+    /// last one's reference.
+    case lateConfirmation(Int)
 }
 
 /// The AT protocol as a state machine over bytes and time, with no I/O of its own: fed the
@@ -194,7 +198,13 @@ public struct ATEngine: Sendable {
                 continue
             }
             line.append(b)
-            if line.count == 2 && line[0] == 0x3E && line[1] == 0x20 {  // "> "
+            guard b == 0x20, line.count >= 2, line[line.count - 2] == 0x3E else { continue }  // "> "
+            // The prompt on a line of its own; or, while a submit waits for its prompt, at the end
+            // of line noise (a modem's stray bytes, a glitch on the wire): no line a modem sends
+            // ends in "> ", so what came before it is the noise, dropped.
+            var awaitingPrompt = false
+            if case .prompt = phase, drainingUntil == nil { awaitingPrompt = true }
+            if line.count == 2 || awaitingPrompt {
                 line.removeAll(keepingCapacity: true)
                 prompt(at: now, into: &events)
             }
@@ -256,7 +266,14 @@ public struct ATEngine: Sendable {
         }
         if line.isEmpty { return }
         // Control bytes inside a line are noise or echoed Ctrl-Z / ESC: dropped.
-        let text = String(decoding: line.filter { $0 >= 0x20 && $0 != 0x7F }, as: UTF8.self).trimmingSpaces
+        var text = String(decoding: line.filter { $0 >= 0x20 && $0 != 0x7F }, as: UTF8.self).trimmingSpaces
+        // A result code glued to line noise in front of it ("\u{FF}\u{00}OK"): the noise is
+        // dropped when what follows the last byte no modem sends in an answer is a result code
+        // (never for any other line: an operator's name may hold such bytes).
+        if let last = line.lastIndex(where: { !(0x20...0x7E).contains($0) }) {
+            let tail = String(decoding: line[(last + 1)...], as: UTF8.self).trimmingSpaces
+            if Self.isResultCode(tail) { text = tail }
+        }
         line.removeAll(keepingCapacity: true)
         if !text.isEmpty { handle(text, at: now, into: &events) }
     }
@@ -275,6 +292,20 @@ public struct ATEngine: Sendable {
             events.append(.unsolicited(.other(header)))
         }
         let current = drainingUntil == nil ? inFlight : nil
+        // A confirmation nobody waits for is an earlier submit's late answer: the sender counts it.
+        if let mr = Self.confirmationReference(text) {
+            var waiting = false
+            if let current, current.isSubmit, case .result(_, _, nil) = phase { waiting = true }
+            if !waiting {
+                var repeated = false
+                if let current, current.isSubmit, case .result(let r, _, let reference) = phase {
+                    repeated = mr == reference || mr == r.staleReference
+                }
+                if !repeated { events.append(.lateConfirmation(mr)) }
+                if current != nil { keep("(not this command's) " + text) }
+                return
+            }
+        }
         if let current {
             if text == echo || text.uppercased() == echo.uppercased() || (!pduEcho.isEmpty && text.uppercased() == pduEcho) {
                 return
@@ -331,6 +362,20 @@ public struct ATEngine: Sendable {
         } else {
             events.append(.unrecognized(text))
         }
+    }
+
+    /// A final result or a submit's confirmation, as a whole line.
+    static func isResultCode(_ text: String) -> Bool {
+        ["OK", "ERROR", "NO CARRIER", "BUSY", "NO ANSWER", "NO DIALTONE"].contains(text)
+            || text.hasPrefix("+CMS ERROR:") || text.hasPrefix("+CME ERROR:") || confirmationReference(text) != nil
+    }
+
+    /// The reference of a well-formed `+CMGS: <mr>` line (TP-MR, 0–255).
+    static func confirmationReference(_ text: String) -> Int? {
+        guard text.hasPrefix("+CMGS:") else { return nil }
+        let mr = Int(text.dropFirst(6).split(separator: ",").first.map { String($0).trimmingSpaces } ?? "")
+        guard let mr, (0...255).contains(mr) else { return nil }
+        return mr
     }
 
     /// Hex digits only, no longer than the longest PDU.

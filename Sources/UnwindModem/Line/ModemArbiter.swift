@@ -75,7 +75,7 @@ extension GSMModem {
         case .unsolicited(let code):
             unsolicited(code)
         case .promptAnswered(let command):
-            delivery.pduWritten(at: ctx.now)
+            if case .delivery(let j) = job { delivery.pduWritten(j.message, at: ctx.now) } else { delivery.pduWritten(nil, at: ctx.now) }
             logger.debug("prompt seen; PDU written for \(command.line)")
         case .strayPrompt:
             logger.warning("a '> ' prompt nobody asked for: closed with ESC, nothing typed into it")
@@ -84,6 +84,9 @@ extension GSMModem {
             break
         case .unrecognized(let line):
             logger.debug("modem said: \(line)")
+        case .lateConfirmation(let mr):
+            delivery.lateConfirmation(mr, &ctx)
+            carryOut()
         }
     }
 

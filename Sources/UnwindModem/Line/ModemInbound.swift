@@ -40,7 +40,12 @@ extension GSMModem {
     func take(_ tpdu: IncomingTPDU) -> Bool {
         switch tpdu {
         case .statusReport(let r):
-            reports.received(r, &ctx)
+            if !reports.received(r, &ctx) {
+                // Not for a message sent whole: it may be for a part of one still being sent, or
+                // name the answer a `+CMGS` in doubt was (its reference and its recipient).
+                reports.keepEarly(r, at: ctx.wall)
+                delivery.reportNamed(r, &ctx)
+            }
             return true
         case .deliver(let d):
             guard let inbox else {

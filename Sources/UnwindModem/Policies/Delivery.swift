@@ -10,12 +10,14 @@ import UnwindCore
 ///   never holds the others back. A message's first attempt waits `firstSubmit` for its
 ///   confirmation, later ones the modem's full `submit`.
 /// - A PDU without `+CMGS` in time is in doubt and sent again (a duplicate beats a loss). Its
-///   answer may still come until its write + the submit timeout: a `+CMGS` before then cannot
-///   be told from that late answer (27.005 gives it nothing to match), so it credits nothing —
-///   the message it came for is in doubt too and is sent again once that window has closed.
-///   First attempts still go out meanwhile: every contact gets the alert at once, the screen
-///   says "retrying" until a confirmation can be trusted, and a contact gets at most one copy
-///   too many.
+///   answer may still come until its write + the submit timeout: it stays *open* until then.
+///   27.005 gives an answer nothing to match, so a `+CMGS` while other contacts' PDUs are open
+///   is counted, not credited: it answers one of them or this one. Copies of the same part
+///   answer for each other (either way one went), a late `+CMGS` when only one part is open is
+///   that part's, and once as many answers came as PDUs are open, every one of them went. What
+///   stays ambiguous is in doubt and sent again once the window has closed. First attempts
+///   still go out meanwhile: every contact gets the alert at once, the screen says "retrying"
+///   until a confirmation can be trusted.
 /// - What an error means is `SubmitVerdict`'s table; retries never stop on their own, except
 ///   for an unassigned number.
 struct Delivery {
@@ -35,12 +37,19 @@ struct Delivery {
         var pdus: [SMSSubmitPDU]
         var state: MessageState
         var nextAttempt: Instant
+        /// When it was asked for (this run): its first attempt is due within `firstAttemptBudget`.
+        var queuedAt: Instant = .zero
         var streak = 0
         /// AT+CMGF=0 answered for this attempt: the parts go next.
         var inAttempt = false
         var journaled = true
         var lastProblem: SendProblem?
         var cancelRequested = false
+        /// Some part may have reached the recipient (accepted, or written and in doubt).
+        var mayHaveGone = false
+        /// By part: references of `+CMGS` answers that may have been this part's (not told
+        /// apart). A status report naming one of them and this recipient says it was.
+        var candidates: [Int: Set<Int>] = [:]
     }
 
     let configuration: ModemConfiguration
@@ -52,8 +61,21 @@ struct Delivery {
     var lastSubmitReference: Int?
     /// When the last PDU was written (its answer may come until then + the submit timeout).
     var lastPDUWrittenAt: Instant?
-    /// A PDU ended in doubt and its answer may still come until then.
-    var doubtfulUntil: Instant?
+    /// A PDU written whose answer was not seen (or not told apart): its `+CMGS` may still come.
+    struct OpenPDU: Equatable {
+        var id: MessageID
+        var part: Int
+        var until: Instant
+    }
+    /// PDUs whose answer may still come, oldest first.
+    var open: [OpenPDU] = []
+    /// `+CMGS` answers that came while PDUs were open and could not be told apart (their
+    /// references, so a repeated one is not counted twice). Each answers a different open PDU.
+    var unattributed: Set<Int> = []
+    /// A PDU's answer may still come until then (the last open one's window).
+    var doubtfulUntil: Instant? { open.map(\.until).max() }
+    /// The message whose PDU was written last and has had no answer yet.
+    var pduWrittenFor: MessageID?
 
     init(configuration: ModemConfiguration, logger: Logger) {
         self.configuration = configuration
@@ -66,13 +88,16 @@ struct Delivery {
 
     /// A message to send (`at`: not before; a restart's messages are due at once).
     mutating func track(_ entry: OutboxEntry, journaled: Bool, at instant: Instant = .zero) {
-        var t = Tracked(entry: entry, pdus: [], state: .queued, nextAttempt: instant, journaled: journaled)
+        var t = Tracked(entry: entry, pdus: [], state: .queued, nextAttempt: instant, queuedAt: instant, journaled: journaled)
         do {
             t.pdus = try SMSPDU.encode(entry.alert.message, to: entry.alert.number, reference: entry.reference,
                                        options: SMSSubmitOptions(validity: configuration.validity, statusReport: true))
         } catch {
             t.state = .failed(.rejected(code: 0))
         }
+        // After a restart: a part accepted, or an attempt that ended in doubt, may be on the phone.
+        t.mayHaveGone = entry.partsSent > 0 || entry.references.contains { $0 != nil }
+            || entry.history.contains { $0.problem == SendProblem.noConfirmation.description }
         if entry.failure != nil {  // only an unassigned number stops a message
             t.state = .failed(.unassignedNumber(entry.alert.number))
             t.lastProblem = .unassignedNumber(entry.alert.number)
@@ -128,10 +153,21 @@ struct Delivery {
         if tracked[k].inAttempt {
             let part = tracked[k].entry.partsSent
             let first = tracked[k].entry.attempts <= 1
+            var wait = first ? min(t.firstSubmit, t.submit) : t.submit
+            var promptWait = t.prompt
+            // Other contacts' first attempts wait behind this one: it waits no longer than lets
+            // theirs go out within the budget of the oldest (a late answer still counts, above).
+            if first, let oldest = tracked.filter({ $0.entry.id != id && $0.entry.attempts == 0 && !$0.cancelRequested && !Self.isFailed($0.state) })
+                .map(\.queuedAt).min() {
+                let left = oldest + Self.firstAttemptBudget - Self.resynchroniseAllowance - ctx.now
+                let capped = max(Self.shortestFirstWait, left)
+                wait = min(wait, capped)
+                promptWait = min(promptWait, capped)
+            }
             // A repeat of the previous reference is dropped on a first attempt only: a modem
             // that always answers the same reference then costs one resend, not forever.
-            let request = ATRequest(.submit(tracked[k].pdus[part]), timeout: first ? min(t.firstSubmit, t.submit) : t.submit,
-                                    promptTimeout: t.prompt, staleReference: first ? lastSubmitReference : nil)
+            let request = ATRequest(.submit(tracked[k].pdus[part]), timeout: wait,
+                                    promptTimeout: promptWait, staleReference: first ? lastSubmitReference : nil)
             return (request, .submit(id, part: part + 1))
         }
         tracked[k].entry.attempts += 1
@@ -142,25 +178,45 @@ struct Delivery {
         return (ATRequest(.pduMode, timeout: t.command), .pduMode(id))
     }
 
+    /// Every contact's first attempt goes out within this of the alerts being asked for, whenever
+    /// the modem answers at all: a slow first confirmation is waited for only so long while
+    /// others wait behind it.
+    static let firstAttemptBudget: Duration = .seconds(10)
+    /// What giving up on a wait costs before the next command: ESC, the drain, `AT`.
+    static let resynchroniseAllowance: Duration = .seconds(2)
+    /// A first attempt's confirmation is always given this long (a network's usual round trip).
+    static let shortestFirstWait: Duration = .seconds(3)
+
+    static func isFailed(_ s: MessageState) -> Bool {
+        if case .failed = s { return true }
+        return false
+    }
+
     /// When a message falls due (`heldUntil`: sending waits for registration until then).
     func nextDeadline(heldUntil: Instant?) -> Instant? {
         var d: Instant?
+        let doubt = doubtfulUntil
         for t in tracked where t.state != .cancelled {
             if case .failed = t.state { continue }
-            let due = t.inAttempt || heldUntil == nil ? t.nextAttempt : max(t.nextAttempt, heldUntil ?? t.nextAttempt)
+            var due = t.inAttempt || heldUntil == nil ? t.nextAttempt : max(t.nextAttempt, heldUntil ?? t.nextAttempt)
+            if !t.inAttempt, t.entry.attempts > 0, let doubt { due = max(due, doubt) }
             if d == nil || due < d! { d = due }
         }
         return d
     }
 
     private mutating func nextMessage(canSend: Bool, now: Instant) -> Int? {
-        if let until = doubtfulUntil, now >= until { doubtfulUntil = nil }
+        expireOpen(now)
         if let k = tracked.firstIndex(where: { $0.inAttempt && $0.nextAttempt <= now && !$0.cancelRequested }) { return k }
         guard canSend else { return nil }
         var best: Int?
         for (k, t) in tracked.enumerated() {
             if case .failed = t.state { continue }
             guard t.nextAttempt <= now, !t.cancelRequested else { continue }
+            // An attempt again waits while any PDU's answer may still come: its own answer would
+            // be one more that cannot be told apart (and a late answer to it could make it one
+            // more copy). First attempts go at once.
+            if t.entry.attempts > 0 && !open.isEmpty { continue }
             if let b = best, tracked[b].entry.attempts <= t.entry.attempts { continue }
             best = k
         }
@@ -170,7 +226,10 @@ struct Delivery {
     // MARK: Answers
 
     /// The `> ` prompt came and the PDU went out: its answer may come until now + the timeout.
-    mutating func pduWritten(at now: Instant) { lastPDUWrittenAt = now }
+    mutating func pduWritten(_ id: MessageID?, at now: Instant) {
+        lastPDUWrittenAt = now
+        pduWrittenFor = id
+    }
 
     /// `abandonedBecause`: why a command ended `.abandoned` (the modem restarted, the line was
     /// lost), when the arbiter knows.
@@ -195,27 +254,48 @@ struct Delivery {
 
     private mutating func submitCompleted(_ id: MessageID, part: Int, _ r: ATResponse, _ abandoned: SendProblem?,
                                           _ ctx: inout PolicyContext) {
+        let written = pduWrittenFor == id
+        pduWrittenFor = nil
+        // Anything but a refusal after the PDU was written: some of it may be on the phone.
+        if written, let k = index(id) {
+            switch r.outcome {
+            case .cmsError, .error, .cmeError, .callEnded, .promptTimedOut: break
+            default: tracked[k].mayHaveGone = true
+            }
+        }
         guard let k = index(id) else {
             if case .submitted = r.outcome { logger.notice("\(id): a cancelled message's part \(part) had already gone") }
             return
         }
         switch r.outcome {
         case .submitted(let mr):
-            if let until = doubtfulUntil, ctx.now < until {
-                logger.warning("\(id): +CMGS: \(mr) came while an earlier message was in doubt until \(until); it may be that one's late answer — this one is in doubt too, sent again after the wait")
-                failed(k, .noConfirmation, atOnce: false, &ctx)
-                tracked[k].nextAttempt = until
-                if case .retrying(let p, _) = tracked[k].state { tracked[k].state = .retrying(p, next: until) }
+            expireOpen(ctx.now)
+            // Open copies of this same part answer for it as well as this PDU: either way one went.
+            let others = open.filter { $0.id != id || $0.part != part }
+            if others.isEmpty {
+                partSent(k, part: part, reference: mr, &ctx)
                 return
             }
-            partSent(k, part: part, reference: mr, &ctx)
+            let written = lastPDUWrittenAt ?? ctx.now
+            open.append(OpenPDU(id: id, part: part, until: written + configuration.timeouts.submit))
+            for o in open { addCandidate(mr, o) }
+            if countAnswer(mr, &ctx) { return }
+            guard let k = index(id) else { return }
+            let until = others.map(\.until).max() ?? ctx.now
+            logger.warning("\(id): +CMGS: \(mr) came while another message's answer may still come (until \(until)); it may be that one's — this one is in doubt too, sent again after the wait")
+            failed(k, .noConfirmation, atOnce: false, &ctx)
+            tracked[k].nextAttempt = until
+            if case .retrying(let p, _) = tracked[k].state { tracked[k].state = .retrying(p, next: until) }
             return
         case .abandoned:
             failed(k, abandoned ?? .noConfirmation, atOnce: true, &ctx)
         default:
             let number = tracked[k].entry.alert.number
-            if let verdict = SubmitVerdict.submit(r.outcome, to: number, serviceCentreConfigured: configuration.serviceCentre != nil) {
+            if let verdict = SubmitVerdict.submit(r.outcome, to: number, serviceCentreConfigured: configuration.serviceCentre != nil,
+                                                  simCentre: ctx.status.simServiceCentre, configuredCentre: configuration.serviceCentre?.text) {
+                inDoubtPart = part
                 apply(verdict, to: k, &ctx)
+                inDoubtPart = nil
             }
         }
         if let k = index(id), tracked[k].cancelRequested { finishCancel(k, &ctx) }
@@ -225,9 +305,13 @@ struct Delivery {
         switch verdict.followUp {
         case .setServiceCentre:
             ctx.requests.append(.setServiceCentre)
-            ctx.status.serviceCentre = "the SIM had none; setting \(configuration.serviceCentre?.text ?? "?") from the configuration"
+            ctx.status.serviceCentre = (ctx.status.simServiceCentre.map { "the network answered +CMS ERROR: 330 (message centre unknown) with \($0) on the SIM" } ?? "the SIM had none")
+                + "; setting \(configuration.serviceCentre?.text ?? "?") from the configuration"
         case .serviceCentreMissing:
             ctx.status.serviceCentre = "missing: the SIM has none; set modem.service_centre in the configuration (/etc/unwind/unwind.conf) and restart unwind"
+        case .serviceCentreRefused:
+            let n = ctx.status.simServiceCentre ?? "?"
+            ctx.status.serviceCentre = "refused: the network answers +CMS ERROR: 330 (message centre unknown) to \(n), the centre \(configuration.serviceCentre == nil ? "on the SIM" : "set from the configuration"); ask the operator for the right number, set modem.service_centre in the configuration (/etc/unwind/unwind.conf) and restart unwind"
         default:
             break
         }
@@ -238,9 +322,8 @@ struct Delivery {
         case .resynchroniseAfterSubmit:
             ctx.requests.append(.resynchronise(afterSubmit: true))
         case .resynchroniseInDoubt:
-            if let written = lastPDUWrittenAt {
-                let until = written + configuration.timeouts.submit
-                doubtfulUntil = max(doubtfulUntil ?? until, until)
+            if let written = lastPDUWrittenAt, let part = inDoubtPart {
+                open.append(OpenPDU(id: tracked[k].entry.id, part: part, until: written + configuration.timeouts.submit))
             }
             ctx.requests.append(.resynchronise(afterSubmit: true))
         case .checkSIMAgain:
@@ -251,13 +334,94 @@ struct Delivery {
                 modemErrorStreak = 0
                 ctx.requests.append(.restartModem)
             }
-        case .none, .setServiceCentre, .serviceCentreMissing:
+        case .none, .setServiceCentre, .serviceCentreMissing, .serviceCentreRefused:
             break
         }
     }
 
-    private mutating func partSent(_ k: Int, part: Int, reference: Int, _ ctx: inout PolicyContext) {
-        lastSubmitReference = reference
+    // MARK: Answers that cannot be told apart
+
+    /// The part whose answer is being judged (set around `apply`, for the doubt window).
+    private var inDoubtPart: Int?
+
+    /// Windows that have closed: those answers will not come. One of the answers counted may
+    /// have been a closed PDU's, so one fewer counts (never crediting too much).
+    private mutating func expireOpen(_ now: Instant) {
+        while let k = open.firstIndex(where: { $0.until <= now }) {
+            open.remove(at: k)
+            if let any = unattributed.first { unattributed.remove(any) }
+        }
+        if open.isEmpty { unattributed.removeAll() }
+    }
+
+    /// A `+CMGS` that answers one of the open PDUs (or the one just added), not told which.
+    /// Returns whether the message just judged was credited by it.
+    private mutating func countAnswer(_ mr: Int, _ ctx: inout PolicyContext) -> Bool {
+        guard !unattributed.contains(mr) else { return false }  // the same answer repeated
+        unattributed.insert(mr)
+        guard unattributed.count >= open.count else { return false }
+        // As many answers as PDUs open: every one of them went.
+        let credited = open
+        open.removeAll()
+        unattributed.removeAll()
+        logger.notice("as many +CMGS answers as PDUs waiting for one (\(credited.count)): every one of them went")
+        var judgedCredited = false
+        for o in credited {
+            guard let k = index(o.id), tracked[k].entry.partsSent < o.part else { continue }
+            if tracked[k].entry.partsSent == o.part - 1 {
+                judgedCredited = true
+                partSent(k, part: o.part, reference: nil, &ctx)
+            }
+        }
+        return judgedCredited
+    }
+
+    /// A `+CMGS` that came while no submit waited for one: the late answer of an open PDU.
+    mutating func lateConfirmation(_ mr: Int, _ ctx: inout PolicyContext) {
+        expireOpen(ctx.now)
+        guard !open.isEmpty, mr != lastSubmitReference else {
+            logger.notice("+CMGS: \(mr) came with no submit waiting for it and none in doubt; ignored")
+            return
+        }
+        let first = open[0]
+        if open.allSatisfy({ $0.id == first.id && $0.part == first.part }) {
+            // Only copies of one part can be answered: it went.
+            open.removeAll()
+            unattributed.removeAll()
+            logger.notice("\(first.id): the late +CMGS: \(mr) answers part \(first.part), the only one in doubt")
+            // Its resend, if not yet on the wire, is not needed any more.
+            if let k = index(first.id), tracked[k].entry.partsSent == first.part - 1 {
+                partSent(k, part: first.part, reference: mr, &ctx)
+            }
+            return
+        }
+        for o in open { addCandidate(mr, o) }
+        _ = countAnswer(mr, &ctx)
+    }
+
+    private mutating func addCandidate(_ mr: Int, _ o: OpenPDU) {
+        guard let k = index(o.id) else { return }
+        tracked[k].candidates[o.part, default: []].insert(mr)
+    }
+
+    /// A status report no sent message claimed: when it names a part's recipient and one of the
+    /// references that part may have been answered with, that answer was the part's — it went.
+    mutating func reportNamed(_ report: SMSStatusReport, _ ctx: inout PolicyContext) {
+        for k in tracked.indices where report.recipient.sameSubscriber(as: tracked[k].entry.alert.number) {
+            let part = tracked[k].entry.partsSent + 1
+            guard tracked[k].candidates[part]?.contains(report.messageReference) == true else { continue }
+            let id = tracked[k].entry.id
+            logger.notice("\(id): a status report names this recipient and +CMGS: \(report.messageReference): part \(part) went")
+            if let o = open.firstIndex(where: { $0.id == id && $0.part == part }) { open.remove(at: o) }
+            unattributed.remove(report.messageReference)
+            if open.isEmpty { unattributed.removeAll() }
+            partSent(k, part: part, reference: report.messageReference, &ctx)
+            return
+        }
+    }
+
+    private mutating func partSent(_ k: Int, part: Int, reference: Int?, _ ctx: inout PolicyContext) {
+        if let reference { lastSubmitReference = reference }
         modemErrorStreak = 0
         tracked[k].streak = 0
         tracked[k].entry.partsSent = max(tracked[k].entry.partsSent, part)
@@ -266,9 +430,10 @@ struct Delivery {
             tracked[k].entry.references = Array(tracked[k].entry.references.prefix(tracked[k].pdus.count))
             tracked[k].entry.references += Array(repeating: nil, count: tracked[k].pdus.count - tracked[k].entry.references.count)
         }
-        if (1...tracked[k].pdus.count).contains(part) { tracked[k].entry.references[part - 1] = reference }
+        if (1...tracked[k].pdus.count).contains(part), let reference { tracked[k].entry.references[part - 1] = reference }
+        tracked[k].mayHaveGone = true
         let t = tracked[k]
-        logger.notice("\(t.entry.id): part \(part)/\(t.pdus.count) to \(t.entry.alert.number.text) accepted (+CMGS: \(reference))")
+        logger.notice("\(t.entry.id): part \(part)/\(t.pdus.count) to \(t.entry.alert.number.text) accepted (+CMGS: \(reference.map(String.init) ?? "counted, not told apart"))")
         if t.entry.partsSent >= t.pdus.count {
             tracked[k].state = .sent(at: ctx.wall)
             ctx.requests.append(.accepted(tracked[k].entry, statusOf(tracked[k])))
@@ -338,6 +503,7 @@ struct Delivery {
     private func statusOf(_ t: Tracked) -> MessageStatus {
         MessageStatus(id: t.entry.id, slot: t.entry.slot, contactName: t.entry.alert.name, number: t.entry.alert.number,
                       state: t.state, attempts: t.entry.attempts, partsSent: t.entry.partsSent, parts: t.pdus.count,
-                      lastProblem: t.lastProblem, journaled: t.journaled, purpose: t.entry.purpose)
+                      lastProblem: t.lastProblem, journaled: t.journaled, purpose: t.entry.purpose,
+                      mayHaveReached: t.mayHaveGone || t.entry.partsSent > 0)
     }
 }

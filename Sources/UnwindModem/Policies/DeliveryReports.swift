@@ -32,6 +32,11 @@ struct DeliveryReports {
     let logger: Logger
     private(set) var awaiting: [Awaiting] = []
     private(set) var settled: [MessageStatus] = []
+    /// Reports that matched no message yet, newest last: a long message's first parts are
+    /// reported while its last ones are still being sent (or an answer in doubt is told apart
+    /// by its report). Tried again when a message is accepted; at most `earlyKept`.
+    private(set) var early: [(report: SMSStatusReport, at: WallTime)] = []
+    static let earlyKept = 64
 
     init(configuration: ModemConfiguration, logger: Logger) {
         self.configuration = configuration
@@ -57,6 +62,27 @@ struct DeliveryReports {
         s.awaitingReports = true
         take(Awaiting(entry: e, status: s, journaled: status.journaled))
         if status.journaled { ctx.requests.append(.journal(.save(e))) }
+        // Reports that came before the last part was accepted: theirs now, if they name it
+        // (only those that came after the message was asked for).
+        let k = awaiting.count - 1
+        var i = 0
+        while i < early.count {
+            let (r, at) = early[i]
+            if at.secondsSinceEpoch >= entry.created.secondsSinceEpoch, r.recipient.sameSubscriber(as: e.alert.number),
+               e.references.contains(r.messageReference), awaiting.indices.contains(k), awaiting[k].entry.id == e.id {
+                early.remove(at: i)
+                logger.notice("\(e.id): a status report that came while its parts were still being sent is its own")
+                received(r, &ctx)
+            } else {
+                i += 1
+            }
+        }
+    }
+
+    /// A report that matched nothing: kept for a message not yet accepted whole.
+    mutating func keepEarly(_ report: SMSStatusReport, at wall: WallTime) {
+        early.append((report, wall))
+        if early.count > Self.earlyKept { early.removeFirst(early.count - Self.earlyKept) }
     }
 
     /// A message a previous run sent, still waiting for its reports.
@@ -103,7 +129,7 @@ struct DeliveryReports {
             }
         }
         guard matches.count == 1, let (k, part) = matches.first else {
-            logger.notice("status report (reference \(report.messageReference), \(report.recipient), status \(report.status)) \(matches.isEmpty ? "matches no message waiting for one" : "matches \(matches.count) parts; none is credited"); ignored")
+            logger.notice("status report (reference \(report.messageReference), \(report.recipient), status \(report.status)) \(matches.isEmpty ? "matches no message waiting for one yet; kept for one still being sent" : "matches \(matches.count) parts; none is credited"); ignored")
             return false
         }
         let st = Int(report.status)

@@ -39,6 +39,7 @@ struct Readiness {
             }
             if s.serviceCentreKnown == false && configuration.serviceCentre == nil { problems.append(.noServiceCentre) }
             if s.serviceCentre?.hasPrefix("missing") ?? false, !problems.contains(.noServiceCentre) { problems.append(.noServiceCentre) }
+            if s.serviceCentre?.hasPrefix("refused") ?? false { problems.append(.serviceCentreRefused) }
             return AlertReadiness(problems: problems)
         }
     }

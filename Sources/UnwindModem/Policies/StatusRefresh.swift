@@ -149,6 +149,7 @@ struct StatusRefresh {
             let current = r.value("+CSCA:").flatMap { splitFields($0).first?.unquoted }
             let digits = current.map { $0.filter(\.isASCII).filter(\.isNumber).count } ?? 0
             ctx.status.serviceCentreKnown = digits >= 3 || configuration.serviceCentre != nil
+            ctx.status.simServiceCentre = Self.centreNumber(current)
             ctx.statusChanged()
         default:
             break
@@ -186,12 +187,22 @@ struct StatusRefresh {
         ctx.statusChanged()
     }
 
+    /// The centre number as the SIM gave it, kept only as digits and a leading "+" (it is shown
+    /// in `status` and the log): nil when it holds fewer than 3 digits.
+    static func centreNumber(_ text: String?) -> String? {
+        guard let text else { return nil }
+        let digits = String(text.unicodeScalars.filter { $0.isASCII && ("0"..."9").contains(Character($0)) }.prefix(20).map(Character.init))
+        guard digits.count >= 3 else { return nil }
+        return (text.hasPrefix("+") ? "+" : "") + digits
+    }
+
     /// `+CSCA: "<number>",<type>` against the configured centre; a different one is replaced.
     mutating func checkServiceCentre(_ r: ATResponse, _ ctx: inout PolicyContext) {
         let current = r.value("+CSCA:").flatMap { splitFields($0).first?.unquoted }
         if r.outcome.isOK {
             let digits = current.map { $0.filter(\.isASCII).filter(\.isNumber).count } ?? 0
             ctx.status.serviceCentreKnown = digits >= 3 || configuration.serviceCentre != nil
+            ctx.status.simServiceCentre = Self.centreNumber(current)
         }
         guard let wanted = configuration.serviceCentre else { return }
         if current != wanted.text {

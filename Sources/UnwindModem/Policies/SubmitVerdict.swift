@@ -24,6 +24,9 @@ struct SubmitVerdict: Equatable {
         case setServiceCentre
         /// +CMS ERROR 330 and none configured: the maintainer must add one.
         case serviceCentreMissing
+        /// +CMS ERROR 330 with a centre set (on the SIM, and the configured one if any): the
+        /// network refuses it; the maintainer must find the right one.
+        case serviceCentreRefused
     }
 
     var problem: SendProblem
@@ -49,7 +52,9 @@ struct SubmitVerdict: Equatable {
 
     /// AT+CMGS for a message to `number`. nil: `+CMGS: <mr>` (sent, unless delivery knows it
     /// may be another PDU's late answer) or abandoned.
-    static func submit(_ outcome: ATOutcome, to number: PhoneNumber, serviceCentreConfigured: Bool) -> SubmitVerdict? {
+    /// `simCentre`: the centre `AT+CSCA?` gave (nil: none, or not asked yet).
+    static func submit(_ outcome: ATOutcome, to number: PhoneNumber, serviceCentreConfigured: Bool,
+                       simCentre: String? = nil, configuredCentre: String? = nil) -> SubmitVerdict? {
         switch outcome {
         case .submitted, .abandoned:
             return nil
@@ -58,7 +63,8 @@ struct SubmitVerdict: Equatable {
         case .timedOut(afterPrompt: true), .ok:
             return SubmitVerdict(.noConfirmation, atOnce: true, .resynchroniseInDoubt)
         case .cmsError(let code):
-            return cms(code, to: number, serviceCentreConfigured: serviceCentreConfigured)
+            return cms(code, to: number, serviceCentreConfigured: serviceCentreConfigured, simCentre: simCentre,
+                       configuredCentre: configuredCentre)
         case .error:
             return SubmitVerdict(.modem("ERROR"), .countTowardsRestart)
         case .cmeError(let c):
@@ -69,12 +75,18 @@ struct SubmitVerdict: Equatable {
     }
 
     /// +CMS ERROR <code>. Only an unassigned number stops a message; everything else retries.
-    static func cms(_ code: ATErrorCode, to number: PhoneNumber, serviceCentreConfigured: Bool) -> SubmitVerdict {
+    static func cms(_ code: ATErrorCode, to number: PhoneNumber, serviceCentreConfigured: Bool,
+                    simCentre: String? = nil, configuredCentre: String? = nil) -> SubmitVerdict {
         guard let n = code.number else { return SubmitVerdict(.modem("+CMS ERROR: \(code)"), .countTowardsRestart) }
         switch n {
         case 1:
             return SubmitVerdict(.unassignedNumber(number))
         case 330:
+            // 27.005: "SMSC address unknown". With a centre on the SIM and none configured it is
+            // not missing: the network refuses that number (a configured one is set and tried).
+            if let sim = simCentre, !serviceCentreConfigured {
+                return SubmitVerdict(.serviceCentreRefused(sim), .serviceCentreRefused)
+            }
             return serviceCentreConfigured
                 ? SubmitVerdict(.noServiceCentre(configured: true), atOnce: true, .setServiceCentre)
                 : SubmitVerdict(.noServiceCentre(configured: false), .serviceCentreMissing)

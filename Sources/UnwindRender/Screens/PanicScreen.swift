@@ -160,8 +160,9 @@ enum PanicScreen {
     /// The step between SELECT held and "I'm OK now" going out: nothing is sent by accident.
     static func drawConfirmAllClear(_ p: PanicState, into fb: inout Framebuffer) {
         Screen.centered("Send \"I'm OK now\"", font: .regular, y: 13, into: &fb)
+        // Everyone who may have any part of the alert, as the core will send it (not only SENT).
         var reached = 0
-        for r in p.progress where r.delivery == .sent || r.delivery == .delivered { reached += 1 }
+        for r in p.progress where r.canHaveIt { reached += 1 }
         if reached == 0 {
             Screen.centered("Nobody had the alert;", font: .small, y: 27, into: &fb)
             Screen.centered("the rest is cancelled.", font: .small, y: 34, into: &fb)

@@ -149,6 +149,7 @@ enum DailyCheckInScreen {
         case .notRegistered: "no mobile network"
         case .weakSignal: "the signal is too weak"
         case .noServiceCentre: "SIM has no SMS centre"
+        case .serviceCentreRefused: "SMS centre refused"
         }
     }
 }

@@ -38,10 +38,13 @@ public struct SubmitPlan: Equatable, Sendable {
     /// The result as it goes over the line, when noise corrupts it (e.g. "+CMG$: 7"); the
     /// network's acceptance is unchanged.
     public var corruptedResult: [String]?
+    /// Line noise glued in front of the prompt (`<noise>> `, no line break) and of each result
+    /// line (`\r\n<noise>+CMGS: 7\r\n`): stray bytes on the wire, the network's answer unchanged.
+    public var noise: [UInt8]
 
     public init(prompt: Prompt = .immediate, result: Result = .accepted, resultDelay: Duration = .zero,
                 afterPrompt: [String] = [], beforeResult: [String] = [], repeatResultAfter: Duration? = nil,
-                corruptedResult: [String]? = nil) {
+                corruptedResult: [String]? = nil, noise: [UInt8] = []) {
         self.prompt = prompt
         self.result = result
         self.resultDelay = resultDelay
@@ -49,6 +52,7 @@ public struct SubmitPlan: Equatable, Sendable {
         self.beforeResult = beforeResult
         self.repeatResultAfter = repeatResultAfter
         self.corruptedResult = corruptedResult
+        self.noise = noise
     }
 }
 
@@ -64,7 +68,15 @@ public struct ModemScript: Equatable, Sendable {
     /// AT+CMGS plans by occurrence (1-based); others use `defaultSubmit`.
     public var submits: [Int: SubmitPlan] = [:]
     public var defaultSubmit = SubmitPlan()
+    /// Results by what the PDU says: a part whose text contains a key gets that result instead
+    /// of its plan's (the first key in sorted order that matches). The network's answer to one
+    /// contact's message, whatever the order the device sends in.
+    public var resultsByText: [String: SubmitPlan.Result] = [:]
     public var escapeCancelsPendingPrompt = false
+    /// A modem that goes on answering other commands while a submit waits for the network: a
+    /// late result comes when it comes, after answers to commands that came later. (By default
+    /// the modem answers in order: nothing it says overtakes a result still to come.)
+    public var answersWhileSubmitPending = false
     /// Answers to the registration queries; nil answers ERROR (not supported).
     public var creg: String? = "+CREG: 0,1"
     public var cgreg: String? = "+CGREG: 0,1"

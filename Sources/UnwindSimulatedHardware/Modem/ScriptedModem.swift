@@ -137,6 +137,12 @@ public struct ScriptedModem: Sendable {
 
     mutating func emit(_ bytes: some Sequence<UInt8>, at now: Instant) {
         guard !script.silent else { return }
+        if script.answersWhileSubmitPending, output.contains(where: { $0.at > now }) {
+            // Answers now go before a result that is still to come.
+            let i = output.firstIndex { $0.at > now } ?? output.count
+            output.insert(contentsOf: bytes.map { (byte: $0, at: now) }, at: i)
+            return
+        }
         let byteTime: Duration = script.outputBaud.map { .nanoseconds(10_000_000_000 / Int64($0)) } ?? .zero
         var t = max(now, lastByteAt)
         for b in bytes {
@@ -238,8 +244,8 @@ public struct ScriptedModem: Sendable {
 
     private mutating func showPrompt(length: Int, occurrence k: Int, at now: Instant) {
         mode = .prompt(length: length, occurrence: k)
-        emit(Array("\r\n> ".utf8), at: now)
         let plan = script.submits[k] ?? script.defaultSubmit
+        emit(plan.noise.isEmpty ? Array("\r\n> ".utf8) : plan.noise + Array("> ".utf8), at: now)
         send(plan.afterPrompt, at: now)
     }
 
@@ -259,13 +265,25 @@ public struct ScriptedModem: Sendable {
         }
         let at = now + plan.resultDelay
         send(plan.beforeResult, at: now)
-        switch plan.result {
+        let result = script.resultsByText.keys.sorted().first { decoded.text.contains($0) }
+            .flatMap { script.resultsByText[$0] } ?? plan.result
+        switch result {
         case .accepted, .acceptedWithoutOK:
             parts.append(SimulatedPart(submit: decoded, occurrence: k, answered: true))
             messageReference = (messageReference + 1) % 256
             scheduleReports(for: decoded, reference: messageReference, occurrence: k, at: at)
-            let lines = ["+CMGS: \(messageReference)"] + (plan.result == .accepted ? ["OK"] : [])
-            send(plan.corruptedResult ?? lines, at: at)
+            let lines = ["+CMGS: \(messageReference)"] + (result == .accepted ? ["OK"] : [])
+            if script.answersWhileSubmitPending && at > now {
+                // Out of the queue's order: what the modem says meanwhile is not held behind it.
+                var bytes: [UInt8] = []
+                for l in plan.corruptedResult ?? lines { bytes += Array("\r\n\(l)\r\n".utf8) }
+                let i = output.firstIndex { $0.at > at } ?? output.count
+                output.insert(contentsOf: bytes.map { (byte: $0, at: at) }, at: i)
+            } else if !plan.noise.isEmpty {
+                for l in plan.corruptedResult ?? lines { emit(Array("\r\n".utf8) + plan.noise + Array("\(l)\r\n".utf8), at: at) }
+            } else {
+                send(plan.corruptedResult ?? lines, at: at)
+            }
             if let again = plan.repeatResultAfter { send(lines, at: at + again) }
         case .cmsError(let n):
             send(["+CMS ERROR: \(n)"], at: at)

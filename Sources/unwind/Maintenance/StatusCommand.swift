@@ -118,10 +118,12 @@ struct StatusCommand: ParsableCommand {
             }
             say("Last alerts (\(why)): " + h.contacts.map(line).joined(separator: " · "))
             if h.repliesShown > 0 { say("           \(h.repliesShown) repl\(h.repliesShown == 1 ? "y" : "ies") on the screen, not yet dismissed") }
+            for r in h.replies ?? [] { say("           " + r.line) }
             say("           calls: \(h.escalation)")
             for c in h.calls { say("           rang \(c)") }
             if !h.allClear.isEmpty { say("           \"I'm OK now\": " + h.allClear.map(line).joined(separator: " · ")) }
         }
+        if h.alertsFor == nil { for r in h.replies ?? [] { say("Reply:     " + r.line) } }
         say("Check-in:  \(h.checkIn)")
         say("Monthly test: \(h.monthlyTest)")
     }

@@ -1,0 +1,142 @@
+import Foundation
+import Testing
+@testable import UnwindCore
+import UnwindDevice
+import UnwindHardware
+import UnwindModem
+import UnwindSimulatedHardware
+
+/// The core, the real panic link (`ModemAlertLink` → `GSMModem` → outbox) and the scripted modem
+/// on a line in memory, all on simulated time: what the person does, what the device believes
+/// and what the network saw, in one scenario that runs in milliseconds. The core is ticked every
+/// `tick` of simulated time; the modem and the line are stepped at their own deadlines too.
+final class PanicCoreRig {
+    let time: SimulatedTime
+    let line: SimulatedModemLine
+    let directory: ScratchDirectory
+    let outbox: Outbox
+    let link: ModemAlertLink
+    var core: DeviceCore
+    var effects: [Effect] = []
+    /// Every `.sendAlerts` the core asked for, in order.
+    private(set) var requested: [AlertRequest] = []
+    private var updates: [AlertLinkUpdate] = []
+    let tick: Duration = .milliseconds(50)
+
+    init(script: ModemScript, contacts: [AlertSlot], settings: DeviceSettings = DeviceSettings(),
+         configure: (inout ModemConfiguration) -> Void = { _ in }, name: String = #function) throws {
+        time = SimulatedTime(start: Instant(nanoseconds: 1_000_000_000_000))
+        line = SimulatedModemLine(script: script, clock: time)
+        directory = ScratchDirectory(name)
+        outbox = Outbox(storage: try DirectoryStore.outbox(at: directory.path))
+        var c = ModemConfiguration()
+        configure(&c)
+        link = ModemAlertLink(modem: GSMModem(port: line, outbox: outbox, configuration: c, random: SeededRandom(seed: 42),
+                                              logger: quietLogger()))
+        core = DeviceCore(settings: settings)
+        core.alertSlotsChanged(contacts.map { .ready($0) })
+    }
+
+    var now: Moment { time.now() }
+    var modem: GSMModem { link.modem }
+
+    func apply(_ e: DeviceEvent) {
+        var new: [Effect] = []
+        core.apply(e, at: now, effects: &new)
+        carryOut(new)
+    }
+
+    private func carryOut(_ new: [Effect]) {
+        effects += new
+        for e in new {
+            switch e {
+            case .sendAlerts(let r):
+                requested += r
+                link.send(r, at: now)
+            case .cancelAlerts(let slots): link.cancelAlerts(slots)
+            case .dial(let n): link.dial(n, at: now)
+            case .hangUp: link.hangUp()
+            case .markRepliesSeen(let ids): link.markRepliesSeen(ids)
+            default: break
+            }
+        }
+    }
+
+    /// One pass of the loop: the line, the link (its news to the core), a tick of the core.
+    private func pass() {
+        line.step()
+        updates.removeAll()
+        link.step(at: now, into: &updates)
+        line.step()
+        for u in updates {
+            switch u {
+            case .resumed(let p, let purpose): apply(.alertsResumed(p, purpose: purpose))
+            case .delivery(let slot, let d): apply(.alertDelivery(slot: slot, d))
+            case .mayHaveReached(let slot): apply(.alertMayHaveReached(slot: slot))
+            case .followUp(let slot, let purpose, let d): apply(.followUpDelivery(slot: slot, purpose: purpose, d))
+            case .call(let active): apply(.callChanged(active: active))
+            case .reply(let r): apply(.replyReceived(r))
+            case .readiness(let r): apply(.alertReadiness(r))
+            }
+        }
+        apply(.tick)
+    }
+
+    /// Runs until `done` or `limit` of simulated time has passed.
+    @discardableResult
+    func run(until done: () -> Bool = { false }, for limit: Duration) -> Bool {
+        let end = time.instant + limit
+        var idle = 0
+        while time.instant < end {
+            pass()
+            if done() { return true }
+            var next = min(end, time.instant + tick)
+            for d in [link.nextDeadline, line.nextDeadline] { if let d, d < next { next = d } }
+            if next > time.instant {
+                idle = 0
+                time.advance(by: next - time.instant)
+            } else {
+                idle += 1
+                if idle > 10_000 { Issue.record("stepped at once forever at \(time.instant)"); return false }
+            }
+        }
+        pass()
+        return done()
+    }
+
+    func press(_ g: ButtonGesture) { apply(.button(g)) }
+
+    /// PANIC held 1.5 s.
+    func panic() {
+        press(.down(.panic))
+        run(for: .milliseconds(1600))
+    }
+
+    /// Hold SELECT on the status screen, then SELECT again: "I'm OK now".
+    func imOK() {
+        press(.down(.select))
+        run(for: .milliseconds(800))
+        press(.long(.select))
+        press(.up(.select, heldFor: .milliseconds(900)))
+        run(for: .milliseconds(300))
+        #expect(core.state.panic.aftercare.confirmingAllClear, "the confirmation is not on screen")
+        press(.down(.select))
+    }
+
+    // MARK: What the network saw
+
+    /// Copies of each part the network took (accepted, or swallowed in doubt) to `number`
+    /// whose text contains `text`: the most copies of any one part.
+    func copies(to number: String, containing text: String) -> Int {
+        var byPart: [Int: Int] = [:]
+        for p in line.parts where p.submit.number == number && p.submit.text.contains(text) {
+            byPart[p.submit.concatenation?.part ?? 1, default: 0] += 1
+        }
+        return byPart.values.max() ?? 0
+    }
+
+    /// Whether any part of anything containing `text` reached `number` (or may have).
+    func anyPart(to number: String, containing text: String) -> Bool {
+        line.parts.contains { $0.submit.number == number && $0.submit.text.contains(text) }
+    }
+}
