@@ -52,7 +52,7 @@ emulated_tests() {
     # qemu-aarch64 through binfmt_misc. QEMU_LD_PREFIX: its C library is the trixie sysroot's
     # (glibc 2.41, the package's target); sid's glibc 2.42 asks for termios2 (TCGETS2), which
     # the host's qemu-user 7.2 does not emulate (tcgetattr and ttyname_r fail with ENOSYS).
-    "$toolchain" run "$repo" -- env QEMU_LD_PREFIX=/opt/arm64/trixie-sysroot bash -c '
+    "$toolchain" run "$repo" -- env QEMU_LD_PREFIX=/opt/arm64/trixie-sysroot UNWIND_TEST_EMULATED=1 bash -c '
         bin=/build/arm64/aarch64-unknown-linux-gnu/debug
         file -b "$bin/unwindPackageTests.xctest" | grep -q "ARM aarch64" || { echo "not an aarch64 test binary"; exit 1; }
         file -b "$bin/unwind" | grep -q "ARM aarch64" || { echo "not an aarch64 unwind"; exit 1; }

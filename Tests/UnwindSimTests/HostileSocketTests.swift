@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Synchronization
 import Testing
+import UnwindTestSupport
 import UnwindControl
 import UnwindSimulatedHardware
 import UnwindCore
@@ -235,7 +236,9 @@ import UnwindSim
 
     func record(_ attack: String, _ cost: AttackWatch.Cost, _ during: UnwindRun.Result, _ own: Bool, _ detail: String,
                 sourceLocation: SourceLocation = #_sourceLocation) {
-        let frames = cost.framesMissed <= Self.missedAllowed(cost)
+        // Frame deadlines are a real-time figure: under an emulator (TestMachine.emulated) only
+        // what the attack does to the device's answers and memory is checked.
+        let frames = TestMachine.emulated || cost.framesMissed <= Self.missedAllowed(cost)
         let memory = cost.growth <= Self.memoryBound
         let maintainer = during.status == 0 && during.stdout.contains("Device:    running")
         #expect(frames, "\(cost.framesMissed) frames missed, \(cost.framesDrawn) drawn", sourceLocation: sourceLocation)

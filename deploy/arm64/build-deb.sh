@@ -35,7 +35,10 @@ rm -rf "$root/build/deb-out"
     # -z now: full RELRO, as build-release.sh (lintian: hardening-no-bindnow).
     args=(-c release --static-swift-stdlib --product unwind --scratch-path /build/arm64-release
           --swift-sdk debian-aarch64 --pkg-config-path /opt/arm64/trixie-sysroot/usr/lib/aarch64-linux-gnu/pkgconfig
-          -Xlinker -z -Xlinker now)
+          -Xlinker -z -Xlinker now
+          # The toolset names the shared runtime'\''s resource directory; a static build needs the
+          # static one (its static-stdlib-args.lnk), and the last -resource-dir wins.
+          -Xswiftc -resource-dir -Xswiftc /opt/arm64/root/usr/libexec/swift/lib/swift_static)
     t0=$SECONDS
     swift build "${args[@]}" 2>&1 | grep -v "^\[[0-9]*/[0-9]*\]" || true
     bin=$(swift build "${args[@]}" --show-bin-path)
