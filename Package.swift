@@ -22,7 +22,7 @@ let package = Package(
     ],
     targets: [
         // Pure behaviour and file formats: values and functions, no I/O, no clock reads.
-        .target(name: "UnwindCore"),
+        .target(name: "UnwindCore", exclude: ["README.md"]),
         // libqrencode: the counselling website as a QR code (spec 5.3).
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         // 1-bit framebuffer, fonts and the screens: pure functions of the core's state.
@@ -64,7 +64,7 @@ let package = Package(
             ]
         ),
         // The GSM modem: serial AT engine, SMS PDU encoding, the journaled outbox.
-        .target(name: "UnwindModem", dependencies: ["UnwindDevices", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "UnwindModem", dependencies: ["UnwindDevices", .product(name: "Logging", package: "swift-log")], exclude: ["README.md"]),
         // The maintainer's side of the control socket, shared by the daemon and the CLI: the
         // protocol, the client, the state lock, and the checks both sides make on an edit.
         .target(name: "UnwindControl", dependencies: ["UnwindCore", "UnwindDevices", "UnwindModem", .product(name: "SystemPackage", package: "swift-system")]),
@@ -80,7 +80,8 @@ let package = Package(
         .target(name: "UnwindAssembly", dependencies: ["UnwindDevice", "UnwindHardware", "UnwindModem", "UnwindControl", .product(name: "Yams", package: "Yams")]),
         // The simulators: the terminal board (keys, a drawn panel) and the headless script runner.
         .target(name: "UnwindSim", dependencies: ["UnwindAssembly", "UnwindSimulatedHardware", "CLinuxSystem",
-                                                .product(name: "SystemPackage", package: "swift-system")]),
+                                                .product(name: "SystemPackage", package: "swift-system")],
+                exclude: ["README.md"]),
         // Composition root: `unwind run`, `unwind sim`, the maintainer's commands.
         .executableTarget(
             name: "unwind",
@@ -91,7 +92,8 @@ let package = Package(
                 "CLinuxSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SystemPackage", package: "swift-system"),
-            ]
+            ],
+            exclude: ["README.md"]
         ),
         .executableTarget(
             name: "unwind-bench",
