@@ -1,7 +1,8 @@
 #!/bin/sh
-# The README's pictures of the breathing page, made the way its other screen pictures are: a
-# headless run of the device ends at the moment shown, and its screen.txt (what the simulated
-# SSD1306 decoded from the driver's bytes) is the picture. Prints each, titled; run from the
+# The pictures of the breathing page in Sources/UnwindCore/README.md ("Breathing beyond the
+# box"), made the way the README's square-page picture is: a headless run of the device ends at
+# the moment shown, and its screen.txt (what the simulated SSD1306 decoded from the driver's
+# bytes) is the picture. Prints each, titled; run from the
 # repository after `swift build`:  Tests/readme-pictures.sh [path/to/unwind]
 set -eu
 unwind=${1:-.build/debug/unwind}
@@ -16,7 +17,7 @@ picture() {
     "$unwind" sim --headless "$work/$name.script" --config "$work/$name.conf" ${pattern:+--pattern "$pattern"} \
         --state "$work/$name-state" --out "$work/$name-out" --no-frames >/dev/null 2>&1
     echo "== $name"
-    sed '$d' "$work/$name-out/screen.txt"    # without the bottom border, like the README's others
+    sed '$d' "$work/$name-out/screen.txt"    # without the bottom border, like the READMEs' others
 }
 
 still='screen:\n  pixel_shift_s: 0\n  sleep_after_s: 0\n'

@@ -122,7 +122,8 @@ struct Sim: ParsableCommand {
         discussion: """
             Without --headless: draws the OLED in this terminal and maps keys to the buttons.
             With --headless SCRIPT: runs a script of timed presses on simulated time, as fast as
-            it can, and writes what crossed each simulated device into --out (see the README).
+            it can, and writes what crossed each simulated device into --out (the script's and
+            the files' formats: Sources/UnwindSim/README.md in the source tree).
             """)
 
     @OptionGroup var device: DeviceOptions

@@ -88,9 +88,9 @@ import UnwindCore
     }
 
     /// The pre-issue-16 key `haptics.breath_pulses` still read with its old meaning (a
-    /// configuration from before the per-phase keys must still start, and feel as it did; the
-    /// README: "then breathing in and out feel alike, as before"): two breath pulses give
-    /// "breathe in" two 120 ms taps, as "hold" has. Only the new per-phase keys are checked for
+    /// configuration from before the per-phase keys must still start, and feel as it did;
+    /// Sources/UnwindCore/README.md: "then breathing in and out feel alike, as before"): two
+    /// breath pulses give "breathe in" two 120 ms taps, as "hold" has. Only the new per-phase keys are checked for
     /// twins (identicalPhasePulsesAreAtLeastReported).
     @Test func anOlderHapticsKeyKeepsItsOldMeaning() throws {
         #expect(problems("haptics:\n  breath_pulses: 2\n").isEmpty)

@@ -40,7 +40,7 @@ import UnwindRender
         // totalTime.txt: one ten-minute session.
         #expect(readText(dir + "/state/totalTime.txt") == "0\n10\n0\n600\n600\n1\n")
         #expect(readText(dir + "/state/sessionHistory.txt")?.hasSuffix(" 600 box\n") == true)
-        // The logs the README documents.
+        // The logs Sources/UnwindSim/README.md documents.
         let motorLog = readText(dir + "/out/motor.log") ?? ""
         #expect(motorLog.hasPrefix("0.500000000 1\n0.620000000 0\n4.500000000 1\n"))
         #expect(FileManager.default.fileExists(atPath: dir + "/out/screen.png"))
