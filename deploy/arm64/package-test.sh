@@ -81,11 +81,14 @@ fi
 
 # 2. lintian, in the toolchain (sid's lintian reads any architecture's package).
 cp "$v1" "$root/build/lintian-test.deb"
-"$toolchain" run "$repo" -- bash -c 'lintian --pedantic -I -E /build/lintian-test.deb; rm -f /build/lintian-test.deb' >"$work/lintian.out" 2>&1
+# alien-tag: deploy/debian/lintian-overrides keeps an override that bookworm's lintian (the
+# amd64 package test's) needs and sid's no longer knows (package-supports-alternative-init-but-
+# no-init.d-script was dropped); every tag sid's lintian does know is still checked.
+"$toolchain" run "$repo" -- bash -c 'lintian --pedantic -I -E --suppress-tags alien-tag /build/lintian-test.deb; rm -f /build/lintian-test.deb' >"$work/lintian.out" 2>&1
 if grep -Eq '^[EWIPX]: ' "$work/lintian.out" || grep -q 'lintian: ' "$work/lintian.out"; then
     bad "lintian --pedantic -I -E $(basename "$v1")" "$work/lintian.out"
 else
-    ok "lintian --pedantic -I -E $(basename "$v1"): clean"
+    ok "lintian --pedantic -I -E $(basename "$v1") (sid's lintian): clean"
 fi
 
 # 3. An arm64 trixie chroot.
