@@ -60,17 +60,20 @@ struct ATEngineTests {
     /// the end of the noise and the PDU written once; the results are read behind theirs.
     @Test(arguments: [[0xFF, 0xFE], [0x00, 0x13, 0xF0], [0xE0, 0x80]] as [[UInt8]])
     func noiseGluedToThePromptAndToResultCodes(_ noise: [UInt8]) throws {
+        // Joined by a function, not a `+` chain: Debian's Swift 6.2.3 gives up type-checking
+        // long chains of array concatenations (the arm64 stage builds with it).
+        func bytes(_ pieces: [UInt8]...) -> [UInt8] { pieces.flatMap { $0 } }
         var d = Driver()
         let p = try pdu()
         d.start(.submit(p))
         // Printable garbage too: no line a modem sends ends in "> ".
-        d.feed(noise + Array("x#@".utf8) + noise + Array("> ".utf8))
+        d.feed(bytes(noise, Array("x#@".utf8), noise, Array("> ".utf8)))
         #expect(render(d.written).hasSuffix(p.hexString + "<^Z>"), "the prompt was not found: \(render(d.written))")
-        d.feed([0x0D, 0x0A] + noise + Array("+CMGS: 7\r\n".utf8) + noise + Array("OK\r\n".utf8))
+        d.feed(bytes([0x0D, 0x0A], noise, Array("+CMGS: 7\r\n".utf8), noise, Array("OK\r\n".utf8)))
         #expect(d.completions.map(\.outcome) == [.submitted(messageReference: 7)])
         d.events.removeAll()
         d.start(.attention)
-        d.feed([0x0D, 0x0A] + noise + Array("OK\r\n".utf8))
+        d.feed(bytes([0x0D, 0x0A], noise, Array("OK\r\n".utf8)))
         #expect(d.completions.map(\.outcome) == [.ok])
         d.events.removeAll()
         // Outside a submit's wait, "> " after noise is no prompt of ours: nothing is written.
