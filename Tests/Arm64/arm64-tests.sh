@@ -41,7 +41,20 @@ step() {
 sdk_env=(env PKG_CONFIG_SYSROOT_DIR=/opt/arm64/trixie-sysroot)
 sdk_args=(--swift-sdk debian-aarch64 --pkg-config-path /opt/arm64/trixie-sysroot/usr/lib/aarch64-linux-gnu/pkgconfig)
 
+# Every build starts from an empty scratch directory but for the fetched dependencies (SwiftPM's
+# checkouts and repositories): an incremental debug build after a change of a type's layout has
+# linked against stale objects ("undefined symbol ... AlertProgress" here), and the host's
+# build is a fresh clone's in CI too. UNWIND_ARM64_INCREMENTAL=1 keeps them, for quick local runs.
+clean_scratch() {
+    [ "${UNWIND_ARM64_INCREMENTAL:-0}" = 1 ] && return 0
+    local dir
+    dir="$("$toolchain" path)$1"
+    [ -d "$dir" ] || return 0
+    find "$dir" -mindepth 1 -maxdepth 1 ! -name checkouts ! -name repositories -exec rm -rf {} +
+}
+
 cross_build() {
+    clean_scratch /build/arm64
     "$toolchain" run "$repo" -- "${sdk_env[@]}" swift build "${sdk_args[@]}" --scratch-path /build/arm64 --build-tests
 }
 
@@ -63,6 +76,7 @@ emulated_tests() {
 
 # The product only (its tests are the arm64 build's): what a new C library breaks is there.
 amd64_build() {
+    clean_scratch /build/amd64
     "$toolchain" run "$repo" -- swift build --scratch-path /build/amd64 --product unwind
 }
 

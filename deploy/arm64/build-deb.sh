@@ -31,6 +31,12 @@ root=$("$here/toolchain.sh" path)
 describe=$(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown)
 start=$SECONDS
 rm -rf "$root/build/deb-out"
+# A release from an empty scratch directory but for the fetched dependencies: an incremental
+# build after a change of a type's layout can link stale objects. UNWIND_ARM64_INCREMENTAL=1
+# keeps them (quick local runs).
+if [ "${UNWIND_ARM64_INCREMENTAL:-0}" != 1 ] && [ -d "$root/build/arm64-release" ]; then
+    find "$root/build/arm64-release" -mindepth 1 -maxdepth 1 ! -name checkouts ! -name repositories -exec rm -rf {} +
+fi
 "$here/toolchain.sh" run "$repo" -- env DESCRIBE="$describe" PKG_CONFIG_SYSROOT_DIR=/opt/arm64/trixie-sysroot bash -ec '
     # -z now: full RELRO, as build-release.sh (lintian: hardening-no-bindnow).
     args=(-c release --static-swift-stdlib --product unwind --scratch-path /build/arm64-release
