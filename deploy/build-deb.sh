@@ -121,8 +121,8 @@ fi
 
 # A foreign executable (cross-compiled) is stripped and read by its own architecture's binutils
 # (binutils-aarch64-linux-gnu for arm64): the build machine's strip does not know its format.
-strip_tool=strip
-objdump_tool=objdump
+strip_tool='strip'
+objdump_tool='objdump'
 if [ "$is_elf" = 1 ] && [ "$arch" != "$(dpkg --print-architecture)" ]; then
     case "$arch" in
         arm64) prefix=aarch64-linux-gnu- ;;

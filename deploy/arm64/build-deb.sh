@@ -37,6 +37,7 @@ rm -rf "$root/build/deb-out"
 if [ "${UNWIND_ARM64_INCREMENTAL:-0}" != 1 ] && [ -d "$root/build/arm64-release" ]; then
     find "$root/build/arm64-release" -mindepth 1 -maxdepth 1 ! -name checkouts ! -name repositories -exec rm -rf {} +
 fi
+# shellcheck disable=SC2016 # the script runs in the chroot's bash, its expansions are its own
 "$here/toolchain.sh" run "$repo" -- env DESCRIBE="$describe" PKG_CONFIG_SYSROOT_DIR=/opt/arm64/trixie-sysroot bash -ec '
     # -z now: full RELRO, as build-release.sh (lintian: hardening-no-bindnow).
     args=(-c release --static-swift-stdlib --product unwind --scratch-path /build/arm64-release

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2016,SC2012,SC2015 # checks are eval'd later; ls of one known file; ok || bad
 # package-test.sh (arm64) -- the arm64 package as a device gets it:
 #   1. deploy/arm64/build-deb.sh: unwind_<V>_arm64.deb, and the same release as V+test2;
 #   2. lintian --pedantic on it (the overrides are deploy/debian/lintian-overrides, as on amd64);

@@ -25,9 +25,9 @@
 #
 # Cold: about 2.5 GB in the cache, 1.1 GB downloaded (the two swiftlang packages), 2-3 minutes
 # on a fast mirror. Warm: a check of the stamp. Needs root (chroot, mounts) and binfmt_misc.
+# shellcheck disable=SC2016,SC2015 # the quoted scripts run in the chroot (or a new namespace), their expansions are theirs; A && B || die
 set -euo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 base=${UNWIND_ARM64_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/unwind-arm64}
 mirror=${UNWIND_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 root=$base/toolchain
@@ -108,7 +108,7 @@ build_cache() {
     [ -e "$s/usr/lib/ld-linux-aarch64.so.1" ] || ln -s aarch64-linux-gnu/ld-linux-aarch64.so.1 "$s/usr/lib/ld-linux-aarch64.so.1"
     # The tests run with QEMU_LD_PREFIX at this sysroot (Tests/Arm64): qemu-user looks up every
     # absolute path there first, so nothing a test touches (/tmp, /dev) may exist in it.
-    rm -rf "$s/tmp" "$s/dev"
+    rm -rf "${s:?}/tmp" "${s:?}/dev"
     install_sdk "$r"
     # Through the mounts: the swift driver finds its libraries from /proc/self/exe.
     with_mounts "$r" swift sdk install /opt/arm64/debian-aarch64.artifactbundle >/dev/null
