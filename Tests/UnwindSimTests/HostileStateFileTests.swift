@@ -98,17 +98,8 @@ struct HostileStateFileTests {
     /// Every case, two at a time (each is a child process), then one line: tried and survived.
     @Test func everyStateFileEveryCorruption() {
         let all = Self.cases
-        let results = Mutex([String: [String]]())
-        DispatchQueue.concurrentPerform(iterations: all.count) { i in
-            var problems: [String] = []
-            do { try Self.attack(all[i], &problems) } catch { problems.append("setting up: \(error)") }
-            results.withLock { $0[all[i].testDescription] = problems }
-        }
-        let failed = results.withLock { $0 }.filter { !$0.value.isEmpty }
-        for (name, problems) in failed.sorted(by: { $0.key < $1.key }) {
-            Issue.record("\(name): \(problems.joined(separator: "; "))")
-        }
-        print("hostile state files: \(all.count) attacks tried (\(Self.baseline.count) files × \(Corruption.allCases.count) corruptions), \(all.count - failed.count) survived")
+        let survived = runAttacks(all, Self.attack)
+        print("hostile state files: \(all.count) attacks tried (\(Self.baseline.count) files × \(Corruption.allCases.count) corruptions), \(survived) survived")
     }
 
     static func attack(_ c: Case, _ problems: inout [String]) throws {
@@ -215,17 +206,8 @@ struct HostileOwnedDirectoryTests {
 
     @Test func everyOwnedDirectoryEveryForm() {
         let all = Self.cases
-        let results = Mutex([String: [String]]())
-        DispatchQueue.concurrentPerform(iterations: all.count) { i in
-            var problems: [String] = []
-            do { try Self.attack(all[i], &problems) } catch { problems.append("setting up: \(error)") }
-            results.withLock { $0[all[i].testDescription] = problems }
-        }
-        let failed = results.withLock { $0 }.filter { !$0.value.isEmpty }
-        for (name, problems) in failed.sorted(by: { $0.key < $1.key }) {
-            Issue.record("\(name): \(problems.joined(separator: "; "))")
-        }
-        print("hostile owned directories: \(all.count) attacks tried (\(Self.names.count) directories × \(Form.allCases.count) forms), \(all.count - failed.count) survived")
+        let survived = runAttacks(all, Self.attack)
+        print("hostile owned directories: \(all.count) attacks tried (\(Self.names.count) directories × \(Form.allCases.count) forms), \(survived) survived")
     }
 
     static func attack(_ c: Case, _ problems: inout [String]) throws {
@@ -332,4 +314,20 @@ struct SetupFailure: Error, CustomStringConvertible {
 
 func require(_ ok: Bool, line: Int = #line) throws {
     if !ok { throw SetupFailure(description: "line \(line): errno \(errno)") }
+}
+
+/// Every case at once (each is a child process), each failed one recorded with its problems:
+/// how many survived.
+func runAttacks<C: CustomTestStringConvertible & Sendable>(_ all: [C], _ attack: @Sendable (C, inout [String]) throws -> Void) -> Int {
+    let results = Mutex([String: [String]]())
+    DispatchQueue.concurrentPerform(iterations: all.count) { i in
+        var problems: [String] = []
+        do { try attack(all[i], &problems) } catch { problems.append("setting up: \(error)") }
+        results.withLock { $0[all[i].testDescription] = problems }
+    }
+    let failed = results.withLock { $0 }.filter { !$0.value.isEmpty }
+    for (name, problems) in failed.sorted(by: { $0.key < $1.key }) {
+        Issue.record("\(name): \(problems.joined(separator: "; "))")
+    }
+    return all.count - failed.count
 }
