@@ -22,6 +22,23 @@ cd "$(dirname "$0")/.." || exit 1
 
 ./deploy/dev-deps.sh || { echo "run-all: installing the dependencies failed" >&2; exit 1; }
 
+# The slowest preparations wait mostly on the network and the disk (the arm64 toolchain: 1.1 GB
+# of Swift packages and two Debian roots, about 4 minutes cold; then the kernel rig's kernel), so
+# they run beside the build, one after the other (both may install host packages with apt).
+# Each takes its cache's lock, and its stage prepares again (idempotent, with its messages), so a
+# failure here shows there. The tests start only once they are done: the tests' timing checks
+# want the machine to themselves.
+mkdir -p .build
+(
+    if [ "${UNWIND_SKIP_ARM64:-0}" != 1 ]; then
+        deploy/arm64/toolchain.sh prepare
+    fi
+    if [ "${UNWIND_SKIP_RIG:-0}" != 1 ]; then
+        Tests/KernelRig/prepare.sh
+    fi
+) >.build/preparations.log 2>&1 &
+preparations=$!
+
 failed=()
 stage() {
     local name=$1
@@ -43,6 +60,9 @@ stage() {
 # `swift test --skip-build` below runs what this stage built.
 stage "build" swift build --build-tests -Xswiftc -warnings-as-errors
 stage "module graph (README = Package.swift)" Tests/module-graph.sh
+start=$SECONDS
+wait "$preparations" || echo "run-all: a preparation failed (.build/preparations.log); its stage says why"
+echo "=== waited $((SECONDS - start)) s for the toolchain and the kernel rig to be prepared"
 stage "swift test" swift test --skip-build
 if [ "${UNWIND_SKIP_RIG:-0}" != 1 ]; then
     stage "kernel rig" Tests/KernelRig/hardware-tests.sh --scratch-path .build

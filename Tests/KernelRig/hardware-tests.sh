@@ -2,7 +2,7 @@
 # The hardware edge against a real Linux kernel: the one entry point CI calls (see README.md here).
 #
 #   Tests/KernelRig/hardware-tests.sh [--build] [--scratch-path DIR] [--tests FILE] [--unwind FILE]
-#                                     [--selftest]
+#                                     [--selftest] [--chroot ROOT]
 #
 # 1. prepare.sh (about 1 s with a warm cache; 30-45 s and a download when cold);
 # 2. with --build: `swift build --scratch-path DIR --build-tests` (the test bundle and `unwind`);
@@ -19,6 +19,10 @@
 #   --tests FILE         the test bundle to run instead
 #   --unwind FILE        the unwind binary to run instead
 #   --selftest           run Tests/KernelRig/selftest.sh first
+#   --chroot ROOT        run the test bundle (--tests, a path inside ROOT) in the system at ROOT,
+#                        inside the guest (in-chroot.sh): another Debian's C libraries, e.g. the
+#                        arm64 stage's sid chroot, where the GPIO code is the libgpiod v2 shim. The
+#                        daemon stage is left out (it needs the host's tools).
 # Environment: what run.sh and prepare.sh take (UNWIND_RIG_CACHE, UNWIND_RIG_KVER, ...);
 # UNWIND_RIG_TIMEOUT defaults to 300 s per guest here.
 #
@@ -43,6 +47,7 @@ build=0
 selftest=0
 tests=
 unwind=
+chroot_root=
 while [ $# -gt 0 ]; do
     case $1 in
     --build) build=1 ;;
@@ -65,6 +70,12 @@ while [ $# -gt 0 ]; do
         shift
         ;;
     --unwind=*) unwind=${1#*=} ;;
+    --chroot)
+        [ $# -ge 2 ] || usage
+        chroot_root=$2
+        shift
+        ;;
+    --chroot=*) chroot_root=${1#*=} ;;
     -h | --help) usage ;;
     *)
         printf '%s: unknown argument %s\n' "$me" "$1" >&2
@@ -127,7 +138,12 @@ if [ "$build" = 1 ]; then
     fi
     record build pass $((SECONDS - t))
 fi
-for f in "$tests" "$unwind"; do
+binaries=("$tests" "$unwind")
+if [ -n "$chroot_root" ]; then
+    chroot_root=$(realpath "$chroot_root")
+    binaries=("$chroot_root/$tests")
+fi
+for f in "${binaries[@]}"; do
     if [ ! -f "$f" ] || [ ! -x "$f" ]; then
         log "no executable $f: build with --build (or swift build --scratch-path $scratch --build-tests), or name it"
         exit 2
@@ -154,10 +170,22 @@ guest_visible() { # path -> $seen_path: the same binary at a path the guest sees
     *) seen_path=$real ;;
     esac
 }
-guest_visible "$tests"
-tests=$seen_path
-guest_visible "$unwind"
-unwind=$seen_path
+tests_command=("$tests")
+if [ -n "$chroot_root" ]; then
+    case $chroot_root in
+    /tmp/* | /run/*)
+        log "--chroot $chroot_root: the guest has its own /tmp and /run, so it cannot see it"
+        exit 2
+        ;;
+    esac
+    tests_command=("$here/in-chroot.sh" "$chroot_root" "$tests")
+else
+    guest_visible "$tests"
+    tests=$seen_path
+    tests_command=("$tests")
+    guest_visible "$unwind"
+    unwind=$seen_path
+fi
 
 # --- the rig's own check (optional) ----------------------------------------------------------------
 if [ "$selftest" = 1 ]; then
@@ -174,7 +202,7 @@ fi
 # --- 3. the Swift tests in the guest ---------------------------------------------------------------
 t=$SECONDS
 rc=0
-"$here/run.sh" "$tests" --testing-library swift-testing --filter 'UnwindHardwareTests\.RigTests' |
+"$here/run.sh" "${tests_command[@]}" --testing-library swift-testing --filter 'UnwindHardwareTests\.RigTests' |
     tee "$work/swift.out" || rc=$?
 # Guard against a pass that tested nothing: a filter matching no test, or tests that skipped.
 ran=$(sed -n 's/.*Test run with \([0-9][0-9]*\) tests\{0,1\} .*passed.*/\1/p' "$work/swift.out" | tail -n 1)
@@ -187,6 +215,11 @@ else
 fi
 
 # --- 4. the daemon in the guest ---------------------------------------------------------------------
+if [ -n "$chroot_root" ]; then
+    summary
+    [ "$failures" -eq 0 ]
+    exit
+fi
 t=$SECONDS
 rc=0
 "$here/run.sh" "$here/daemon-test.sh" "$unwind" | tee "$work/daemon.out" || rc=$?
