@@ -8,7 +8,8 @@
 #      and every process it starts (unwind, alert-sender, store-writer) are aarch64 code.
 #   4. Builds natively on amd64 against sid's newest glibc and libgpiod 2 with Debian's Swift, so
 #      a C library change (glibc 2.42's unsigned termios speeds) or a construct that Debian's
-#      compiler cannot lower is caught the day it lands.
+#      compiler cannot lower is caught the day it lands; runs the whole suite there, and the
+#      kernel rig's GPIO and I²C tests with that build (libgpiod 2: the v2 shim on gpio-sim).
 #   5. deploy/arm64/build-deb.sh: the arm64 release (static Swift runtime) and its package,
 #      lintian, then install / upgrade / remove / purge in an arm64 trixie chroot (emulated),
 #      and the package's figures (sizes, start-up instructions, memory).
@@ -17,6 +18,7 @@
 # 5-8 minutes, and the tests under emulation a few more.
 #
 #   UNWIND_ARM64_SKIP_AMD64=1    leave out step 4
+#   UNWIND_ARM64_SKIP_AMD64_RIG=1  leave out step 4's kernel rig run
 #   UNWIND_ARM64_SKIP_PACKAGE=1  leave out step 5
 #   UNWIND_ARM64_TESTS=1         run step 3 (opt-in until its emulation-only failures are fixed)
 #   UNWIND_ARM64_FILTER=REGEX    run only the suites / tests matching REGEX in step 3
@@ -66,6 +68,7 @@ emulated_tests() {
     # qemu-aarch64 through binfmt_misc. QEMU_LD_PREFIX: its C library is the trixie sysroot's
     # (glibc 2.41, the package's target); sid's glibc 2.42 asks for termios2 (TCGETS2), which
     # the host's qemu-user 7.2 does not emulate (tcgetattr and ttyname_r fail with ENOSYS).
+    # shellcheck disable=SC2016 # the script is the chroot's, expanded there
     "$toolchain" run "$repo" -- env QEMU_LD_PREFIX=/opt/arm64/trixie-sysroot UNWIND_TEST_EMULATED=1 bash -c '
         bin=/build/arm64/aarch64-unknown-linux-gnu/debug
         file -b "$bin/unwindPackageTests.xctest" | grep -q "ARM aarch64" || { echo "not an aarch64 test binary"; exit 1; }
@@ -75,10 +78,25 @@ emulated_tests() {
     ' _ "${filter[@]}"
 }
 
-# The product only (its tests are the arm64 build's): what a new C library breaks is there.
+# Debian's swiftlang ships the _Testing_Foundation cross-import overlay's module but not its
+# library, so a test bundle that imports both Testing and Foundation does not link unless the
+# overlay is left out (as the aarch64 SDK's toolset does); the tests do not use it.
+amd64_flags=(-Xswiftc -Xfrontend -Xswiftc -disable-cross-import-overlays)
 amd64_build() {
     clean_scratch /build/amd64
-    "$toolchain" run "$repo" -- swift build --scratch-path /build/amd64 --product unwind
+    "$toolchain" run "$repo" -- swift build --scratch-path /build/amd64 --build-tests "${amd64_flags[@]}"
+}
+
+# What a new C library changes at run time (termios, ioctl, file and socket calls) shows here.
+amd64_suite() {
+    "$toolchain" run "$repo" -- swift test --skip-build --scratch-path /build/amd64 "${amd64_flags[@]}"
+}
+
+# The host's libgpiod is 1.6 (the v1 shim); this build's is sid's 2.x. The rig's guest runs the
+# test bundle inside the toolchain's sid system (Tests/KernelRig/in-chroot.sh).
+amd64_rig() {
+    "$repo/Tests/KernelRig/hardware-tests.sh" --chroot "$("$toolchain" path)" \
+        --tests /build/amd64/debug/unwindPackageTests.xctest
 }
 
 step "toolchain (Debian sid Swift, arm64 sysroot, qemu-user)" "$toolchain" prepare
@@ -94,6 +112,12 @@ if [ ${#failed[@]} -eq 0 ]; then
     fi
     if [ "${UNWIND_ARM64_SKIP_AMD64:-0}" != 1 ]; then
         step "native amd64 build on sid (glibc 2.42+, libgpiod 2, Debian's Swift)" amd64_build
+        if [[ " ${failed[*]} " != *" native amd64 build"* ]]; then
+            step "every Swift suite on amd64 sid" amd64_suite
+            if [ "${UNWIND_ARM64_SKIP_AMD64_RIG:-0}" != 1 ]; then
+                step "kernel rig with sid's libgpiod 2 (the v2 shim on gpio-sim)" amd64_rig
+            fi
+        fi
     fi
     if [ "${UNWIND_ARM64_SKIP_PACKAGE:-0}" != 1 ]; then
         step "the arm64 package: build, lintian, install in an arm64 chroot" "$repo/deploy/arm64/package-test.sh"
