@@ -20,6 +20,8 @@ final class PanicCoreRig {
     var effects: [Effect] = []
     /// Every `.sendAlerts` the core asked for, in order.
     private(set) var requested: [AlertRequest] = []
+    /// Every `.sendText` (STATUS answers, the maintainer's texts), in order.
+    private(set) var texts: [DeviceText] = []
     private var updates: [AlertLinkUpdate] = []
     let tick: Duration = .milliseconds(50)
 
@@ -57,6 +59,9 @@ final class PanicCoreRig {
             case .dial(let n): link.dial(n, at: now)
             case .hangUp: link.hangUp()
             case .markRepliesSeen(let ids): link.markRepliesSeen(ids)
+            case .sendText(let t):
+                texts.append(t)
+                link.sendText(t, at: now)
             default: break
             }
         }
@@ -77,6 +82,7 @@ final class PanicCoreRig {
             case .call(let active): apply(.callChanged(active: active))
             case .reply(let r): apply(.replyReceived(r))
             case .readiness(let r): apply(.alertReadiness(r))
+            case .signal(let rssi): apply(.modemSignal(rssi))
             }
         }
         apply(.tick)

@@ -259,6 +259,10 @@ public final class DeviceLoop {
                         core.apply(event, at: clock.now(), effects: &deferred)
                     }
                 }
+            case .sendText(let text):
+                if let alerts { alerts.sendText(text, at: clock.now()) } else {
+                    logger.error("no alert link configured; a text to \(text.message.name) is not sent")
+                }
             case .dial(let number): alerts?.dial(number, at: clock.now())
             case .hangUp: alerts?.hangUp()
             case .markRepliesSeen(let ids): alerts?.markRepliesSeen(ids)
