@@ -14,6 +14,7 @@ final class PanicCoreRig {
     let time: SimulatedTime
     let line: SimulatedModemLine
     let directory: ScratchDirectory
+    let repliesDirectory: ScratchDirectory?
     let outbox: Outbox
     let link: ModemAlertLink
     var core: DeviceCore
@@ -25,15 +26,18 @@ final class PanicCoreRig {
     private var updates: [AlertLinkUpdate] = []
     let tick: Duration = .milliseconds(50)
 
+    /// `inbox`: received messages go to a `replies/` of their own (and leave the SIM).
     init(script: ModemScript, contacts: [AlertSlot], settings: DeviceSettings = DeviceSettings(),
-         configure: (inout ModemConfiguration) -> Void = { _ in }, name: String = #function) throws {
+         configure: (inout ModemConfiguration) -> Void = { _ in }, inbox: Bool = false, name: String = #function) throws {
         time = SimulatedTime(start: Instant(nanoseconds: 1_000_000_000_000))
         line = SimulatedModemLine(script: script, clock: time)
         directory = ScratchDirectory(name)
         outbox = Outbox(storage: try DirectoryStore.outbox(at: directory.path))
         var c = ModemConfiguration()
         configure(&c)
-        link = ModemAlertLink(modem: GSMModem(port: line, outbox: outbox, configuration: c, random: SeededRandom(seed: 42),
+        repliesDirectory = inbox ? ScratchDirectory(name + "-replies") : nil
+        let replies = try repliesDirectory.map { Inbox(storage: try DirectoryStore(directory: $0.path)) }
+        link = ModemAlertLink(modem: GSMModem(port: line, outbox: outbox, inbox: replies, configuration: c, random: SeededRandom(seed: 42),
                                               logger: quietLogger()))
         core = DeviceCore(settings: settings)
         core.alertSlotsChanged(contacts.map { .ready($0) })
