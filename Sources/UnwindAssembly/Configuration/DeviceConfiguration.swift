@@ -246,9 +246,8 @@ extension DeviceConfiguration {
     /// STATUS by SMS and the maintainer's texts (issue 28): `device.name`, `sms.status_words`,
     /// `maintainer.number`, `maintainer.alert_after_minutes`.
     static func parseStatusTexts(_ r: ConfigReader, into c: inout DeviceConfiguration) {
-        // (Not `sms`: a three-letter key given a value is already told as an unknown key, and a
-        // file of every three-letter key must be told as one line.)
-        for (section, example) in [("device", "name: Unwind"), ("maintainer", "number: \"+16045550100\"")] {
+        for (section, example) in [("device", "name: Unwind"), ("sms", "status_words: \"ESTADO, ÉTAT\""),
+                                   ("maintainer", "number: \"+16045550100\"")] {
             if let given = r.valueInsteadOfSection(section) {
                 r.problem(section, "expected keys under it (\(example) …), not \(String(reflecting: given))")
             }
