@@ -208,10 +208,24 @@ public struct StatusReport: Codable, Equatable, Sendable {
         public var monthlyTest: String
         /// What contacts replied since the last alerts, oldest first (nil: a daemon too old to say).
         public var replies: [Reply]?
+        /// Since when a PANIC could not go out (seconds since 1970; nil: it could, or not known):
+        /// the fleet's channel when SMS itself is impossible (issue 28).
+        public var readinessSince: Int64?
+        /// What keeps the device from its job while SMS works, each with its start (issue 28).
+        public var problems: [Problem]?
+        /// The latest STATUS requests by SMS and what became of each, oldest first.
+        public var statusRequests: [String]?
+        /// STATUS answers and the maintainer's texts sent (what `statusTexts.txt` keeps), oldest first.
+        public var textsSent: [String]?
         package init(readiness: String, readinessProblems: [String], alertsFor: String?, contacts: [Contact],
                      repliesShown: Int, escalation: String, calls: [String], allClear: [Contact],
-                     checkIn: String, monthlyTest: String, replies: [Reply]? = nil) {
+                     checkIn: String, monthlyTest: String, replies: [Reply]? = nil, readinessSince: Int64? = nil,
+                     problems: [Problem]? = nil, statusRequests: [String]? = nil, textsSent: [String]? = nil) {
             self.replies = replies
+            self.readinessSince = readinessSince
+            self.problems = problems
+            self.statusRequests = statusRequests
+            self.textsSent = textsSent
             self.readiness = readiness
             self.readinessProblems = readinessProblems
             self.alertsFor = alertsFor
@@ -222,6 +236,19 @@ public struct StatusReport: Codable, Equatable, Sendable {
             self.allClear = allClear
             self.checkIn = checkIn
             self.monthlyTest = monthlyTest
+        }
+    }
+
+    /// A problem that keeps the device from its job (`no-contacts`, `display`, `motor`,
+    /// `state-disk`, `clock`, `monthly-test`) and since when (seconds since 1970).
+    public struct Problem: Codable, Equatable, Sendable {
+        public var name: String
+        public var words: String
+        public var since: Int64
+        package init(name: String, words: String, since: Int64) {
+            self.name = name
+            self.words = words
+            self.since = since
         }
     }
 

@@ -9,6 +9,8 @@ public protocol AlertLink: AnyObject {
     var pollDescriptors: [Int32] { get }
     var nextDeadline: Instant? { get }
     func send(_ requests: [AlertRequest], at now: Moment)
+    /// A text that is not an alert (a STATUS answer, the maintainer's): after every alert.
+    func sendText(_ text: DeviceText, at now: Moment)
     func dial(_ number: PhoneNumber, at now: Moment)
     func hangUp()
     /// Cancel these slots' alerts that have not gone yet (an alert already on the wire may still
@@ -44,6 +46,8 @@ public enum AlertLinkUpdate: Equatable, Sendable {
     case reply(IncomingReply)
     /// Whether a PANIC could go out now: at the first step, after each change, after a self-test.
     case readiness(AlertReadiness)
+    /// The modem's signal changed (`+CSQ` rssi; nil: not known): a STATUS answer says it.
+    case signal(Int?)
 }
 
 /// The panic path through the GSM modem: every request goes to the journaled outbox first
@@ -70,6 +74,7 @@ public final class ModemAlertLink: AlertLink {
     private var resumedPurpose: AlertPurpose = .panic
     private var firstStep = true
     private var callActive = false
+    private var signal: Int??
 
     public init(modem: GSMModem) {
         self.modem = modem
@@ -108,6 +113,8 @@ public final class ModemAlertLink: AlertLink {
         }
     }
 
+    public func sendText(_ text: DeviceText, at now: Moment) { modem.sendNotice(text.message, at: now) }
+
     public func dial(_ number: PhoneNumber, at now: Moment) { modem.dial(number, at: now.instant) }
     public func hangUp() { modem.hangUp() }
     public func markRepliesSeen(_ ids: [String]) { modem.markRepliesSeen(ids) }
@@ -142,6 +149,11 @@ public final class ModemAlertLink: AlertLink {
             default:
                 break
             }
+        }
+        let rssi = modem.status.signal?.rssi
+        if signal != .some(rssi) {
+            signal = .some(rssi)
+            updates.append(.signal(rssi))
         }
         var i = 0
         while i < tracked.count {

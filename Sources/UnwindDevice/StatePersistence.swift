@@ -29,6 +29,10 @@ public final class StatePersistence: @unchecked Sendable {
     public private(set) var writesAsked: UInt64 = 0
     /// The latest failed writes: (number of the write, what failed).
     private let failures = WriteFailures()
+    /// The last write failed on the card itself (full, read-only, an I/O error): the
+    /// maintainer may be texted about it. Set by the writer, read by the loop.
+    private let cardFailing = Atomic<Bool>(false)
+    public var writesFailing: Bool { cardFailing.load(ordering: .relaxed) }
 
     public init(store: StateStore, logger: Logger, writeInBackground: Bool, lock: StateLock? = nil) {
         self.store = store
@@ -93,6 +97,15 @@ public final class StatePersistence: @unchecked Sendable {
     public func loadAlertTest(now: WallTime) -> AlertTestRecord? {
         load(AlertTestFile.name, now: now, empty: nil, format: AlertTestFile.format) { bytes in
             try AlertTestFile.parse(bytes)
+        }
+    }
+
+    /// Reads `statusTexts.txt` (the STATUS answers and maintainer's texts sent, for their
+    /// limits): missing means none; an unusable file is moved aside and the limits start afresh
+    /// (at worst one answer more, never a device that does not start).
+    public func loadStatusTexts(now: WallTime) -> [StatusTextRecord] {
+        load(StatusTextsFile.name, now: now, empty: [], format: StatusTextsFile.format) { bytes in
+            try StatusTextsFile.parse(bytes)
         }
     }
 
@@ -227,7 +240,9 @@ public final class StatePersistence: @unchecked Sendable {
                 case .all(let files): try store.replaceAll(files)
                 }
                 pending.done(write, number)
+                cardFailing.store(false, ordering: .relaxed)
             } catch {
+                cardFailing.store(true, ordering: .relaxed)
                 logger.error("saving \(write.names) failed: \(error)")
                 failures.record(number, "saving \(write.names) failed: \(error)")
             }

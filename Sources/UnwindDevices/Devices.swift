@@ -60,6 +60,13 @@ public protocol FramePresenter: AnyObject {
     func present(_ frame: Framebuffer, at: Instant)
     /// Frames offered but never shown because a newer one replaced them.
     var droppedFrames: Int { get }
+    /// The last frame sent failed (the maintainer may be texted about it).
+    var isFailing: Bool { get }
+}
+
+extension FramePresenter {
+    /// A presenter that cannot tell never reports the panel failing.
+    public var isFailing: Bool { false }
 }
 
 /// Both clocks, read together.

@@ -208,6 +208,20 @@ public final class GSMModem {
         return entry.id
     }
 
+    /// A text that is not an alert (a STATUS answer, the maintainer's): never journaled (a
+    /// restart must not send stale news), sent only while no other message waits, dropped when
+    /// not sent in time (`Delivery`). `alert` holds the recipient's stored, validated number.
+    @discardableResult
+    public func sendNotice(_ alert: AlertSlot, at moment: Moment) -> MessageID {
+        let reference = UInt16.random(in: 0...UInt16.max, using: &ctx.random)
+        let nonce = UInt16.random(in: 0...UInt16.max, using: &ctx.random)
+        let entry = outbox.transient(alert, at: moment.wall, reference: reference, nonce: nonce, kind: "text")
+        delivery.track(entry, journaled: false, at: moment.instant, notice: true)
+        logger.notice("text \(entry.id) to \(alert.name) (\(alert.number.text)) queued behind any alert, not journaled; \(alert.encoding)")
+        ctx.statusChanged()
+        return entry.id
+    }
+
     /// PANIC: every configured alert, in slot order.
     @discardableResult
     public func sendAll(_ alerts: [(slot: Int, alert: AlertSlot)], purpose: AlertPurpose = .panic, at moment: Moment) -> [MessageID] {

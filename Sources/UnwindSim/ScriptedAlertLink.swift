@@ -88,6 +88,11 @@ public final class ScriptedAlertLink: AlertLink {
         }
     }
 
+    /// Texts that are not alerts (STATUS answers, the maintainer's), as asked: a scripted link
+    /// has no network, so they are only recorded.
+    public private(set) var texts: [DeviceText] = []
+    public func sendText(_ text: DeviceText, at now: Moment) { texts.append(text) }
+
     public func dial(_ number: PhoneNumber, at now: Moment) {
         calls.append((now.instant, "dial \(number.text)"))
         callActive = true

@@ -18,12 +18,16 @@ import UnwindDevices
 public enum KeyMap {
     public static let legend = """
         p/Tab PAGE   P/h hold PAGE (help)   a/← LEFT   d/→ RIGHT   A/D hold them
-        space/Enter SELECT   S hold SELECT   ! hold PANIC   r reply   q quit
+        space/Enter SELECT   S hold SELECT   ! hold PANIC   r reply   t STATUS   q quit
         """
 
     /// The key that makes slot 1's contact reply "On my way" through the simulated modem.
     static let reply = UInt8(ascii: "r")
     public static let replyText = "On my way"
+    /// The key that makes slot 1's contact text STATUS (issue 28): the answer is the simulated
+    /// modem's last delivered SMS, under the screen.
+    static let status = UInt8(ascii: "t")
+    public static let statusText = "STATUS"
 
     /// The button a key stands for and how long it is held.
     static func press(for key: UInt8) -> (Button, Duration)? {
@@ -49,8 +53,9 @@ final class KeyboardButtons: ButtonLines {
     let clock: DeviceClock
     let scheduled: SimulatedButtons
     var quit = false
-    /// `r`: the simulated network delivers a reply (set once the simulated modem is plugged in).
-    var onReply: (() -> Void)?
+    /// `r` and `t`: the simulated network delivers this text from slot 1 (set once the simulated
+    /// modem is plugged in).
+    var onReply: ((String) -> Void)?
     var pendingEscape: [UInt8] = []
     /// Called on the loop's thread after the terminal changed size.
     var onResize: (() -> Void)?
@@ -99,7 +104,8 @@ final class KeyboardButtons: ButtonLines {
                     continue
                 }
                 if k == UInt8(ascii: "q") || k == 0x03 { quit = true }
-                if k == KeyMap.reply { onReply?() }
+                if k == KeyMap.reply { onReply?(KeyMap.replyText) }
+                if k == KeyMap.status { onReply?(KeyMap.statusText) }
                 if let (b, hold) = KeyMap.press(for: k) { scheduled.tap(b, at: now, holdFor: hold) }
                 i += 1
             }
@@ -318,12 +324,12 @@ public struct TerminalSimulator {
                     sim.start()
                     plugged.modem = sim
                     panel.attach(sim)
-                    buttons.onReply = { [logger] in
+                    buttons.onReply = { [logger] text in
                         guard let number = Self.slotOneNumber(stateDirectory) else {
-                            logger.notice("r: slot 1 has no contact to reply from")
+                            logger.notice("slot 1 has no contact to text from")
                             return
                         }
-                        sim.receiveSMS(from: number, text: KeyMap.replyText)
+                        sim.receiveSMS(from: number, text: text)
                     }
                     serial = SerialConfiguration(path: sim.path)
                 }

@@ -84,6 +84,34 @@ struct EndToEndTests {
         expectClean(rig.sim)
     }
 
+    /// Issue 28 over a real tty: a contact texts "status" from their number without the "+",
+    /// the core decides, and the answer goes to the number the slot stores. Nothing of the
+    /// request is ever on a command line: the modem heard AT+CMGR/AT+CMGD and PDUs in hex.
+    @Test func aStatusRequestAndItsAnswer() throws {
+        let rig = try ModemRig(over: .pty)
+        #expect(rig.ready())
+        var core = DeviceCore(alertSlots: [.ready(alert("Mum", "+15550100001", "Panic attack. Please call me."))])
+        var effects: [Effect] = []
+        rig.sim.receiveSMS(from: "15550100001", text: "status")
+        #expect(rig.run(until: {
+            for event in rig.modem.takeEvents() {
+                switch event {
+                case .replyReceived(let r): core.apply(.replyReceived(r), at: rig.now, effects: &effects)
+                case .readiness(let r, _): core.apply(.alertReadiness(r), at: rig.now, effects: &effects)
+                default: break
+                }
+            }
+            for case .sendText(let t) in effects { rig.modem.sendNotice(t.message, at: rig.now) }
+            effects.removeAll()
+            return !rig.sim.delivered.isEmpty && rig.sim.store.isEmpty
+        }, within: .seconds(10)))
+        #expect(rig.sim.delivered.map(\.number) == ["+15550100001"])
+        #expect(rig.sim.delivered.first?.text.hasPrefix("Unwind: a PANIC would go out now. Signal: ") == true)
+        #expect(!rig.transcript.lowercased().contains("status"), "the request's words never on the line")
+        #expect(rig.sim.commands.filter { $0.hasPrefix("AT+CMGS=") }.count == 1)
+        expectClean(rig.sim)
+    }
+
     @Test func slowBaudRate() throws { try ModemScenarioTests.slowBaudRate(over: .pty) }
 
     @Test func garbageFromTheModemIsIgnored() throws { try ModemScenarioTests.garbageFromTheModemIsIgnored(over: .pty) }

@@ -36,6 +36,7 @@ struct HostileStateFileTests {
             PatternsFile.name: "evening 4,2,8,0\nslowing 4,0,6,0 from 11 over 180\n",
             CheckInFile.name: "2026-11-22 confirmed\n",
             AlertTestFile.name: "1795000000 delivered\n",
+            StatusTextsFile.name: "1795000000 answer 1\n1795000100 problem display\n",
         ]
         for slot in 1...AlertSlotFile.slotCount {
             files[AlertSlotFile.name(slot: slot)] = "Contact \(slot)\n+1555000000\(slot)\nHelp message \(slot)\n"
@@ -53,13 +54,15 @@ struct HostileStateFileTests {
         case PatternsFile.name: Array(("evening " + String(repeating: "4,", count: 300) + "4\n").utf8)
         case CheckInFile.name: Array(("2026-11-22 confirmed " + String(repeating: "x", count: 300) + "\n").utf8)
         case AlertTestFile.name: Array(("1795000000 failed " + String(repeating: "x", count: 600) + "\n").utf8)
+        case StatusTextsFile.name: Array(String(repeating: "1795000000 answer 1\n", count: 300).utf8)
         default: Array((String(repeating: "N", count: 41) + "\n+15550000001\nHelp\n").utf8)
         }
     }
 
     static var cases: [Case] {
         let files = [TotalTimeFile.name, SessionHistoryFile.name, MantrasFile.name, RemindersFile.name,
-                     BreathingChoiceFile.name, PatternsFile.name, CheckInFile.name, AlertTestFile.name] + AlertSlotFile.names
+                     BreathingChoiceFile.name, PatternsFile.name, CheckInFile.name, AlertTestFile.name,
+                     StatusTextsFile.name] + AlertSlotFile.names
         return files.flatMap { f in Corruption.allCases.map { Case(file: f, corruption: $0) } }
     }
 
@@ -136,7 +139,7 @@ struct HostileStateFileTests {
         // default is used, quietly).
         let stillValid = c.corruption == .empty
             && ([SessionHistoryFile.name, MantrasFile.name, BreathingChoiceFile.name, PatternsFile.name,
-                 CheckInFile.name, AlertTestFile.name].contains(c.file) || target != nil)
+                 CheckInFile.name, AlertTestFile.name, StatusTextsFile.name].contains(c.file) || target != nil)
             || c.corruption == .truncated && [MantrasFile.name, SessionHistoryFile.name, BreathingChoiceFile.name].contains(c.file)
         if !stillValid {
             check(lines.contains { $0.contains(c.file) }, "the log must name \(c.file): \(r.stderr)")

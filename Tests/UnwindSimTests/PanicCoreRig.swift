@@ -14,24 +14,30 @@ final class PanicCoreRig {
     let time: SimulatedTime
     let line: SimulatedModemLine
     let directory: ScratchDirectory
+    let repliesDirectory: ScratchDirectory?
     let outbox: Outbox
     let link: ModemAlertLink
     var core: DeviceCore
     var effects: [Effect] = []
     /// Every `.sendAlerts` the core asked for, in order.
     private(set) var requested: [AlertRequest] = []
+    /// Every `.sendText` (STATUS answers, the maintainer's texts), in order.
+    private(set) var texts: [DeviceText] = []
     private var updates: [AlertLinkUpdate] = []
     let tick: Duration = .milliseconds(50)
 
+    /// `inbox`: received messages go to a `replies/` of their own (and leave the SIM).
     init(script: ModemScript, contacts: [AlertSlot], settings: DeviceSettings = DeviceSettings(),
-         configure: (inout ModemConfiguration) -> Void = { _ in }, name: String = #function) throws {
+         configure: (inout ModemConfiguration) -> Void = { _ in }, inbox: Bool = false, name: String = #function) throws {
         time = SimulatedTime(start: Instant(nanoseconds: 1_000_000_000_000))
         line = SimulatedModemLine(script: script, clock: time)
         directory = ScratchDirectory(name)
         outbox = Outbox(storage: try DirectoryStore.outbox(at: directory.path))
         var c = ModemConfiguration()
         configure(&c)
-        link = ModemAlertLink(modem: GSMModem(port: line, outbox: outbox, configuration: c, random: SeededRandom(seed: 42),
+        repliesDirectory = inbox ? ScratchDirectory(name + "-replies") : nil
+        let replies = try repliesDirectory.map { Inbox(storage: try DirectoryStore(directory: $0.path)) }
+        link = ModemAlertLink(modem: GSMModem(port: line, outbox: outbox, inbox: replies, configuration: c, random: SeededRandom(seed: 42),
                                               logger: quietLogger()))
         core = DeviceCore(settings: settings)
         core.alertSlotsChanged(contacts.map { .ready($0) })
@@ -57,6 +63,9 @@ final class PanicCoreRig {
             case .dial(let n): link.dial(n, at: now)
             case .hangUp: link.hangUp()
             case .markRepliesSeen(let ids): link.markRepliesSeen(ids)
+            case .sendText(let t):
+                texts.append(t)
+                link.sendText(t, at: now)
             default: break
             }
         }
@@ -77,6 +86,7 @@ final class PanicCoreRig {
             case .call(let active): apply(.callChanged(active: active))
             case .reply(let r): apply(.replyReceived(r))
             case .readiness(let r): apply(.alertReadiness(r))
+            case .signal(let rssi): apply(.modemSignal(rssi))
             }
         }
         apply(.tick)

@@ -151,6 +151,7 @@ public struct DeviceConfiguration: Sendable {
             hold: .milliseconds(r.int("panic.hold_ms", default: 1500, in: 500...5000)),
             cancelWindow: r.seconds("panic.cancel_window_s", default: 0, in: 0...30))
         parseHelp(r, into: &c)
+        parseStatusTexts(r, into: &c)
 
         if let zone = r.optionalString("reminders.time_zone"), zone != "system" {
             if let tz = TimeZone(identifier: zone) { c.settings.timeZone = tz } else {
@@ -238,6 +239,42 @@ extension DeviceConfiguration {
         k.grace = .seconds(60 * r.int("checkin.grace_min", default: 30, in: 5...240))
         k.message = message("checkin.message", default: CheckInSettings.defaultMessage)
         c.settings.checkIn = k
+    }
+}
+
+extension DeviceConfiguration {
+    /// STATUS by SMS and the maintainer's texts (issue 28): `device.name`, `sms.status_words`,
+    /// `maintainer.number`, `maintainer.alert_after_minutes`.
+    static func parseStatusTexts(_ r: ConfigReader, into c: inout DeviceConfiguration) {
+        for (section, example) in [("device", "name: Unwind"), ("sms", "status_words: \"ESTADO, ÉTAT\""),
+                                   ("maintainer", "number: \"+16045550100\"")] {
+            if let given = r.valueInsteadOfSection(section) {
+                r.problem(section, "expected keys under it (\(example) …), not \(String(reflecting: given))")
+            }
+        }
+        var s = c.settings.statusTexts
+        let name = TextSafety.nfc(r.string("device.name", default: StatusTextSettings.defaultName))
+        if let why = StatusTextSettings.nameProblem(name) { r.problem("device.name", why) } else { s.deviceName = name }
+        if let text = r.optionalString("sms.status_words") {
+            // One string, the words separated by commas: "ESTADO, ÉTAT".
+            let words = text.split(separator: ",").map { TextSafety.nfc($0.trimmingCharacters(in: .whitespaces)) }
+            if words.count > StatusTextSettings.wordsLimit {
+                r.problem("sms.status_words", "at most \(StatusTextSettings.wordsLimit) words")
+            } else if let why = words.lazy.compactMap(StatusTextSettings.wordProblem).first {
+                r.problem("sms.status_words", why + " (the words are separated by commas: \"ESTADO, ÉTAT\")")
+            } else {
+                s.statusWords = words
+            }
+        }
+        if let number = r.optionalString("maintainer.number") {
+            do { s.maintainer = try PhoneNumber(number) } catch { r.problem("maintainer.number", error.description) }
+            if let m = s.maintainer, !m.isInternational {
+                r.problem("maintainer.number", "must be in international form, with + and the country code (+16045550100)")
+                s.maintainer = nil
+            }
+        }
+        s.maintainerAfter = .seconds(60 * r.int("maintainer.alert_after_minutes", default: 60, in: 5...1440))
+        c.settings.statusTexts = s
     }
 }
 

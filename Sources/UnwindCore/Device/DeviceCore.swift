@@ -14,7 +14,8 @@ public struct DeviceCore: Sendable {
                 alertSlots: [AlertSlotState] = [], counselling: CounsellingLine = .sfuCounselling,
                 website: String? = nil, websiteCode: QRCodeImage? = nil,
                 checkIn: CheckInRecord? = nil, alertTest: AlertTestRecord? = nil,
-                customPatterns: [BreathingPreset] = [], breathingChoice: BreathingChoice? = nil) {
+                customPatterns: [BreathingPreset] = [], breathingChoice: BreathingChoice? = nil,
+                statusTexts: [StatusTextRecord] = []) {
         self.settings = settings
         let offered = BreathingState.offered(settings: settings, custom: customPatterns, remembered: breathingChoice)
         self.state = DeviceState(breathing: BreathingState(totals: totals, history: history, presets: offered.presets,
@@ -26,6 +27,7 @@ public struct DeviceCore: Sendable {
         setCounselling(counselling, website: website, code: websiteCode)
         state.checkIn.last = checkIn
         state.panic.readiness.lastTest = alertTest
+        restoreStatusTexts(statusTexts)
         askBeforeSession()
     }
 

@@ -33,6 +33,10 @@ public enum DeviceEvent: Equatable, Sendable {
     case replyReceived(IncomingReply)
     /// The modem: whether a PANIC could go out now, after each change and each self-test.
     case alertReadiness(AlertReadiness)
+    /// The modem: its signal changed (`+CSQ` rssi 0–31, 99 unknown; nil: not known), for STATUS answers.
+    case modemSignal(Int?)
+    /// The edge: the display, the motor or the SD card started failing (or works again).
+    case deviceProblem(DeviceProblem, failing: Bool)
 
     /// The maintainer, through the control socket: the same state the buttons change, so the
     /// person's edits and the maintainer's never overwrite each other.
@@ -98,6 +102,8 @@ extension DeviceCore {
         case .followUpDelivery(let slot, let purpose, let d): followUpUpdate(slot: slot, purpose: purpose, delivery: d, at: now, effects: &effects)
         case .replyReceived(let reply): replyReceived(reply, at: now, effects: &effects)
         case .alertReadiness(let r): readinessChanged(r, at: now, effects: &effects)
+        case .modemSignal(let rssi): state.statusTexts.signal = rssi
+        case .deviceProblem(let p, let failing): deviceProblem(p, failing: failing)
         case .maintainer(let change): return apply(change, at: now, effects: &effects)
         }
         return nil

@@ -31,6 +31,9 @@ public struct DeviceSettings: Equatable, Sendable {
     /// The named presets, session lengths, the before/after check-in and the end of a timed session.
     public var breathing = BreathingSettings()
 
+    /// STATUS by SMS and the maintainer's texts (issue 28).
+    public var statusTexts = StatusTextSettings()
+
     public init(pattern: BreathingPattern = .box, haptics: HapticStyle = HapticStyle(),
                 checkpointInterval: Duration = .seconds(60), lockNotice: Duration = .milliseconds(2500),
                 hapticLookahead: Duration = .milliseconds(250),

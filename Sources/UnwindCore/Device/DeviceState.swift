@@ -41,6 +41,8 @@ public struct DeviceState: Equatable, Sendable {
     public var panic = PanicState()
     /// The daily check-in's prompt and its last day (off unless configured).
     public var checkIn = CheckInState()
+    /// STATUS by SMS and the maintainer's texts (issue 28).
+    public var statusTexts = StatusTexts()
     /// Buttons whose current press was used up (waking the display, closing a reminder or an
     /// overlay on the press): the rest of that press (short, long, up) means nothing.
     var swallowed: UInt8 = 0

@@ -14,6 +14,8 @@ public enum StateFile: Hashable, Sendable {
     case breathingChoice
     /// `patterns.txt`: the maintainer's own breathing patterns.
     case patterns
+    /// `statusTexts.txt`: the STATUS answers and maintainer's texts sent (their limits).
+    case statusTexts
 
     /// The file's name in the state directory.
     public var name: String {
@@ -27,6 +29,7 @@ public enum StateFile: Hashable, Sendable {
         case .alertTest: AlertTestFile.name
         case .breathingChoice: BreathingChoiceFile.name
         case .patterns: PatternsFile.name
+        case .statusTexts: StatusTextsFile.name
         }
     }
 }
@@ -64,4 +67,7 @@ public enum Effect: Equatable, Sendable {
     case log(String)
     /// Run the modem's start-up checks now (no SMS); the answer comes as `.alertReadiness`.
     case runSelfTest
+    /// Send a text that is not an alert (a STATUS answer, the maintainer's): never journaled,
+    /// and sent only when no alert waits.
+    case sendText(DeviceText)
 }

@@ -432,12 +432,6 @@ extension AlertSlotState {
     /// numbers — its contacts stored with "+", the counselling line — say which country a
     /// national form belongs to (see `PhoneNumber.isSameNumber(asSender:known:)`).
     public static func slot(sending sender: String, in slots: [AlertSlotState], counselling: PhoneNumber?) -> Int? {
-        var known: [String] = []
-        for s in slots { if case .ready(let a) = s, a.number.isInternational { known.append(a.number.digits) } }
-        if let line = counselling, line.isInternational { known.append(line.digits) }
-        for (i, s) in slots.enumerated() {
-            if case .ready(let a) = s, a.number.isSameNumber(asSender: sender, known: known) { return i }
-        }
-        return nil
+        Self.slots(sending: sender, in: slots, counselling: counselling).first
     }
 }

@@ -168,7 +168,9 @@ extension DeviceCore {
 
     /// An SMS arrived. From one of the person's contacts it is shown (and marks the contact as
     /// having heard); from anyone else it is kept for the maintainer and never shown.
+    /// A STATUS request goes its own way (StatusBySMS.swift): the person never sees it.
     mutating func replyReceived(_ reply: IncomingReply, at now: Moment, effects: inout [Effect]) {
+        if settings.statusTexts.isStatusRequest(reply.text) { return statusRequested(reply, at: now, effects: &effects) }
         guard let slot = contactSlot(sending: reply.from), case .ready(let contact) = state.panic.slots[slot] else { return }
         guard !state.panic.aftercare.replies.contains(where: { $0.id == reply.id }) else { return }
         state.panic.aftercare.replies.append(ContactReply(id: reply.id, slot: slot, name: contact.name,

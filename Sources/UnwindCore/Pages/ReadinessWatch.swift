@@ -8,6 +8,8 @@ public struct ReadinessWatch: Equatable, Sendable {
     public internal(set) var current: AlertReadiness?
     /// Not ready since this instant (nil: ready, or not known).
     public internal(set) var notReadySince: Instant?
+    /// The same on the wall clock, for STATUS answers ("no mobile network since 14:05") and `unwind status`.
+    public internal(set) var notReadySinceWall: WallTime?
     /// The person was told about this "not ready" (told once until it is ready again).
     public internal(set) var told = false
     /// The "alerts can't go out" (or "the test failed") notice is on screen until then.
@@ -113,10 +115,14 @@ extension DeviceCore {
         state.panic.readiness.current = r
         if r.isReady {
             state.panic.readiness.notReadySince = nil
+            state.panic.readiness.notReadySinceWall = nil
             state.panic.readiness.told = false
             if was != nil && was?.isReady == false { effects.append(.log("alerts can go out again")) }
         } else {
-            if state.panic.readiness.notReadySince == nil { state.panic.readiness.notReadySince = now.instant }
+            if state.panic.readiness.notReadySince == nil {
+                state.panic.readiness.notReadySince = now.instant
+                state.panic.readiness.notReadySinceWall = now.wall
+            }
             if was != r { effects.append(.log("alerts cannot go out now: " + r.problems.map(\.description).joined(separator: "; "))) }
         }
     }
@@ -142,6 +148,7 @@ extension DeviceCore {
             state.panic.readiness.lastWallSecond = now.wall.secondsSinceEpoch
             considerMonthlyTest(at: now, effects: &effects)
             tickCheckIn(at: now, effects: &effects)
+            tickMaintainer(at: now, effects: &effects)
         }
     }
 

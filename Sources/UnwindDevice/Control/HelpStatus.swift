@@ -59,6 +59,21 @@ extension DeviceStatus {
             replies: a.answers.map {
                 StatusReport.Reply(slot: $0.slot + 1, name: $0.name, text: $0.text, at: $0.at.secondsSinceEpoch,
                                    secondsAgo: max(0, (now.instant - $0.instant).nanoseconds / 1_000_000_000))
+            },
+            readinessSince: s.panic.readiness.notReadySinceWall?.secondsSinceEpoch,
+            problems: s.statusTexts.problems.map {
+                StatusReport.Problem(name: $0.problem.rawValue, words: $0.problem.words, since: $0.since.secondsSinceEpoch)
+            },
+            statusRequests: s.statusTexts.requests.map {
+                "\($0.at.secondsSinceEpoch) " + ($0.slot.map { "slot \($0 + 1)" } ?? "-") + ": \($0.outcome.words)"
+            },
+            textsSent: s.statusTexts.sent.map { r in
+                let what = switch r.kind {
+                case .answer(let slot): "STATUS answer to slot \(slot + 1)"
+                case .problem(let p): "maintainer told: \(p.words)"
+                case .recovered(let p): "maintainer told: \(p.fixedWords)"
+                }
+                return "\(r.at.secondsSinceEpoch) \(what)"
             })
     }
 

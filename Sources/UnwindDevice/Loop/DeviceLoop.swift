@@ -53,6 +53,9 @@ public final class DeviceLoop {
     var timeline = MotorTimeline()
     var motorOn = false
     var motorFailing = false
+    /// What the core was last told of the display and the SD card (the motor: `motorFailing`).
+    private var displayFailing = false
+    private var cardFailing = false
     var effects: [Effect] = []
     var gestures: [ButtonGesture] = []
     var edges: [ButtonEdge] = []
@@ -170,6 +173,7 @@ public final class DeviceLoop {
             Screen.render(core.state, at: now.instant, into: &framebuffer)
             presenter.present(framebuffer, at: now.instant)
             statistics.framesRendered += 1
+            watchHealth(at: now)
             // The frame due now is drawn; any whose deadline also passed are dropped.
             let due = (now.instant.nanoseconds - frameOrigin.nanoseconds) * Self.framesPerSecond / 1_000_000_000
             if due > frameIndex { statistics.framesMissed += Int(due - frameIndex) }
@@ -259,6 +263,10 @@ public final class DeviceLoop {
                         core.apply(event, at: clock.now(), effects: &deferred)
                     }
                 }
+            case .sendText(let text):
+                if let alerts { alerts.sendText(text, at: clock.now()) } else {
+                    logger.error("no alert link configured; a text to \(text.message.name) is not sent")
+                }
             case .dial(let number): alerts?.dial(number, at: clock.now())
             case .hangUp: alerts?.hangUp()
             case .markRepliesSeen(let ids): alerts?.markRepliesSeen(ids)
@@ -290,13 +298,30 @@ public final class DeviceLoop {
             motorOn = on
             if motorFailing {
                 motorFailing = false
+                core.apply(.deviceProblem(.motor, failing: false), at: clock.now(), effects: &deferred)
                 logger.notice("motor line answers again")
             }
         } catch {
             // A failing motor must never stop the breathing square; say it once.
-            if !motorFailing { logger.error("motor: \(error)") }
+            if !motorFailing {
+                logger.error("motor: \(error)")
+                core.apply(.deviceProblem(.motor, failing: true), at: clock.now(), effects: &deferred)
+            }
             motorFailing = true
             statistics.errors += 1
+        }
+    }
+
+    /// The display and the SD card, told to the core when they start or stop failing.
+    private func watchHealth(at now: Moment) {
+        let display = presenter.isFailing, card = persistence.writesFailing
+        if display != displayFailing {
+            displayFailing = display
+            core.apply(.deviceProblem(.display, failing: display), at: now, effects: &effects)
+        }
+        if card != cardFailing {
+            cardFailing = card
+            core.apply(.deviceProblem(.stateDisk, failing: card), at: now, effects: &effects)
         }
     }
 

@@ -85,6 +85,7 @@ final class AlertNews: LoopParticipant {
             case .followUp(let slot, let purpose, let d): loop.apply(.followUpDelivery(slot: slot, purpose: purpose, d), at: now)
             case .reply(let reply): loop.apply(.replyReceived(reply), at: now)
             case .readiness(let r): loop.apply(.alertReadiness(r), at: now)
+            case .signal(let rssi): loop.apply(.modemSignal(rssi), at: now)
             }
         }
     }

@@ -14,6 +14,7 @@ public final class ThreadedPresenter: FramePresenter, @unchecked Sendable {
     var hasPending = false
     var stopping = false
     var dropped = 0
+    var failing = false
 
     public init(panel: DisplayPanel, width: Int = 128, height: Int = 64, logger: Logger) {
         self.panel = panel
@@ -33,6 +34,11 @@ public final class ThreadedPresenter: FramePresenter, @unchecked Sendable {
     public var droppedFrames: Int {
         condition.lock(); defer { condition.unlock() }
         return dropped
+    }
+
+    public var isFailing: Bool {
+        condition.lock(); defer { condition.unlock() }
+        return failing
     }
 
     public func present(_ frame: Framebuffer, at: Instant) {
@@ -63,9 +69,14 @@ public final class ThreadedPresenter: FramePresenter, @unchecked Sendable {
             swap(&sending, &pending)
             hasPending = false
             condition.unlock()
+            var failed = false
             do { try panel.show(sending) } catch {
+                failed = true
                 logger.debug("display: \(error)")
             }
+            condition.lock()
+            failing = failed
+            condition.unlock()
         }
     }
 }

@@ -145,12 +145,14 @@ public final class Outbox {
     /// in memory, so it is still sent — even when the write failed (`error` says why).
     /// An entry numbered like the others but never written nor kept: a maintainer's test message,
     /// which must not outlive its own wait (a restart would send it again, for days).
-    public func transient(_ alert: AlertSlot, at created: WallTime, reference: UInt16, nonce: UInt16) -> OutboxEntry {
+    /// `kind` begins its id: `test`, or `text` for a STATUS answer or a maintainer's text.
+    public func transient(_ alert: AlertSlot, at created: WallTime, reference: UInt16, nonce: UInt16,
+                          kind: String = "test") -> OutboxEntry {
         let seq = nextSequence
         nextSequence = min(nextSequence + 1, Outbox.maximumSequence)
         var hex = String(nonce, radix: 16)
         while hex.count < 4 { hex = "0" + hex }
-        return OutboxEntry(id: MessageID("test-\(created.secondsSinceEpoch)-\(seq)-\(hex)"), created: created, sequence: seq,
+        return OutboxEntry(id: MessageID("\(kind)-\(created.secondsSinceEpoch)-\(seq)-\(hex)"), created: created, sequence: seq,
                            slot: nil, alert: alert, reference: reference)
     }
 

@@ -20,6 +20,11 @@ import UnwindCore
 ///   until a confirmation can be trusted.
 /// - What an error means is `SubmitVerdict`'s table; retries never stop on their own, except
 ///   for an unassigned number.
+/// - Texts that are not alerts (a STATUS answer, the maintainer's: *notices*) come last: one
+///   goes only while no other message waits — a PANIC batch pending holds them all — its
+///   confirmation is waited for no longer than `shortestFirstWait`, so an alert asked for
+///   meanwhile waits seconds at worst, and one not sent within `noticePatience` or
+///   `noticeAttempts` is dropped: news that old is wrong news, and each copy costs.
 struct Delivery {
     enum Job: Equatable {
         case pduMode(MessageID)
@@ -50,7 +55,14 @@ struct Delivery {
         /// By part: references of `+CMGS` answers that may have been this part's (not told
         /// apart). A status report naming one of them and this recipient says it was.
         var candidates: [Int: Set<Int>] = [:]
+        /// A notice: sent only when nothing else waits, dropped at `expiresAt`.
+        var notice = false
+        var expiresAt: Instant?
     }
+
+    /// A notice not sent by then after it was asked for is dropped.
+    static let noticePatience: Duration = .seconds(600)
+    static let noticeAttempts = 3
 
     let configuration: ModemConfiguration
     let logger: Logger
@@ -87,8 +99,10 @@ struct Delivery {
     // MARK: Messages asked for
 
     /// A message to send (`at`: not before; a restart's messages are due at once).
-    mutating func track(_ entry: OutboxEntry, journaled: Bool, at instant: Instant = .zero) {
+    mutating func track(_ entry: OutboxEntry, journaled: Bool, at instant: Instant = .zero, notice: Bool = false) {
         var t = Tracked(entry: entry, pdus: [], state: .queued, nextAttempt: instant, queuedAt: instant, journaled: journaled)
+        t.notice = notice
+        if notice { t.expiresAt = instant + Self.noticePatience }
         do {
             t.pdus = try SMSPDU.encode(entry.alert.message, to: entry.alert.number, reference: entry.reference,
                                        options: SMSSubmitOptions(validity: configuration.validity, statusReport: true))
@@ -147,6 +161,7 @@ struct Delivery {
     /// The next command for the message whose turn it is, if one is due. `heldUntil`: sending
     /// waits for registration (a message whose parts are under way still finishes).
     mutating func next(heldUntil: Instant?, _ ctx: inout PolicyContext) -> (ATRequest, Job)? {
+        dropStaleNotices(&ctx)
         guard let k = nextMessage(canSend: heldUntil == nil, now: ctx.now) else { return nil }
         let t = configuration.timeouts
         let id = tracked[k].entry.id
@@ -157,12 +172,17 @@ struct Delivery {
             var promptWait = t.prompt
             // Other contacts' first attempts wait behind this one: it waits no longer than lets
             // theirs go out within the budget of the oldest (a late answer still counts, above).
-            if first, let oldest = tracked.filter({ $0.entry.id != id && $0.entry.attempts == 0 && !$0.cancelRequested && !Self.isFailed($0.state) })
+            if first, let oldest = tracked.filter({ $0.entry.id != id && $0.entry.attempts == 0 && !$0.cancelRequested && !Self.isFailed($0.state) && !$0.notice })
                 .map(\.queuedAt).min() {
                 let left = oldest + Self.firstAttemptBudget - Self.resynchroniseAllowance - ctx.now
                 let capped = max(Self.shortestFirstWait, left)
                 wait = min(wait, capped)
                 promptWait = min(promptWait, capped)
+            }
+            // A notice never holds the line long: an alert may be asked for while it waits.
+            if tracked[k].notice {
+                wait = min(wait, Self.shortestFirstWait)
+                promptWait = min(promptWait, Self.shortestFirstWait)
             }
             // A repeat of the previous reference is dropped on a first attempt only: a modem
             // that always answers the same reference then costs one resend, not forever.
@@ -196,8 +216,12 @@ struct Delivery {
     func nextDeadline(heldUntil: Instant?) -> Instant? {
         var d: Instant?
         let doubt = doubtfulUntil
+        let held = alertWaiting
         for t in tracked where t.state != .cancelled {
+            if let e = t.expiresAt, d == nil || e < d! { d = e }
             if case .failed = t.state { continue }
+            // A notice behind an alert is due when the alert is done, not before.
+            if t.notice && held { continue }
             var due = t.inAttempt || heldUntil == nil ? t.nextAttempt : max(t.nextAttempt, heldUntil ?? t.nextAttempt)
             if !t.inAttempt, t.entry.attempts > 0, let doubt { due = max(due, doubt) }
             if d == nil || due < d! { d = due }
@@ -205,13 +229,20 @@ struct Delivery {
         return d
     }
 
+    /// Some message that is not a notice is still to be sent (or retried).
+    var alertWaiting: Bool { tracked.contains { !$0.notice && !$0.cancelRequested && !Self.isFailed($0.state) } }
+
     private mutating func nextMessage(canSend: Bool, now: Instant) -> Int? {
         expireOpen(now)
-        if let k = tracked.firstIndex(where: { $0.inAttempt && $0.nextAttempt <= now && !$0.cancelRequested }) { return k }
+        let held = alertWaiting
+        if let k = tracked.firstIndex(where: { $0.inAttempt && $0.nextAttempt <= now && !$0.cancelRequested && !($0.notice && held) }) {
+            return k
+        }
         guard canSend else { return nil }
         var best: Int?
         for (k, t) in tracked.enumerated() {
             if case .failed = t.state { continue }
+            if t.notice && held { continue }
             guard t.nextAttempt <= now, !t.cancelRequested else { continue }
             // An attempt again waits while any PDU's answer may still come: its own answer would
             // be one more that cannot be told apart (and a late answer to it could make it one
@@ -462,6 +493,9 @@ struct Delivery {
             logger.error("\(id): \(problem); not retried until asked")
             ctx.events.append(.messageFailed(id, problem))
         } else {
+            // A notice tried often enough is dropped at the next turn (not here: the caller
+            // still looks at it by index).
+            if tracked[k].notice && tracked[k].entry.attempts >= Self.noticeAttempts { tracked[k].expiresAt = ctx.now }
             let streak = tracked[k].streak
             let delay = atOnce && streak <= 1 ? .zero : configuration.backoff.delay(after: streak, random: &ctx.random)
             tracked[k].nextAttempt = ctx.now + delay
@@ -471,6 +505,14 @@ struct Delivery {
         }
         persist(k, &ctx)
         ctx.statusChanged()
+    }
+
+    /// Notices past their time (or their attempts) are dropped, once no command is in flight.
+    private mutating func dropStaleNotices(_ ctx: inout PolicyContext) {
+        while let k = tracked.firstIndex(where: { t in t.expiresAt.map { ctx.now >= $0 } ?? false }) {
+            logger.warning("\(tracked[k].entry.id): not an alert, and not sent in time (\(tracked[k].entry.attempts) attempt(s)); dropped")
+            finishCancel(k, &ctx)
+        }
     }
 
     private mutating func finishCancel(_ k: Int, _ ctx: inout PolicyContext) {

@@ -111,7 +111,9 @@ struct StatusCommand: ParsableCommand {
 
     /// What followed the last alerts, as the person's screen shows it; then readiness and the checks.
     private func sayHelp(_ h: StatusReport.Help) {
-        say("Readiness: \(h.readiness)" + (h.readinessProblems.isEmpty ? "" : ": " + h.readinessProblems.joined(separator: "; ")))
+        say("Readiness: \(h.readiness)" + (h.readinessProblems.isEmpty ? "" : ": " + h.readinessProblems.joined(separator: "; "))
+            + (h.readinessSince.map { " (since \($0), seconds since 1970)" } ?? ""))
+        for p in h.problems ?? [] { say("Problem:   \(p.words) (\(p.name), since \(p.since), seconds since 1970)") }
         if let why = h.alertsFor {
             func line(_ c: StatusReport.Contact) -> String {
                 "\(c.slot) \(c.name) \(c.state)" + (c.detail.map { " (\($0))" } ?? "") + (c.acknowledged ? ", replied" : "")
@@ -126,6 +128,9 @@ struct StatusCommand: ParsableCommand {
         if h.alertsFor == nil { for r in h.replies ?? [] { say("Reply:     " + r.line) } }
         say("Check-in:  \(h.checkIn)")
         say("Monthly test: \(h.monthlyTest)")
+        // Times in seconds since 1970, as the rest of the status gives them.
+        if let r = h.statusRequests, !r.isEmpty { say("STATUS by SMS: " + r.suffix(5).joined(separator: " · ")) }
+        if let t = h.textsSent, !t.isEmpty { say("Texts sent:  " + t.suffix(5).joined(separator: " · ")) }
     }
 
     private func printFromFiles(_ m: Maintainer) throws {
