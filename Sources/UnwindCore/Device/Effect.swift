@@ -14,6 +14,8 @@ public enum StateFile: Hashable, Sendable {
     case breathingChoice
     /// `patterns.txt`: the maintainer's own breathing patterns.
     case patterns
+    /// `escalation.txt`: what followed the last alerts (the ladder, "I'm OK now").
+    case escalation
 
     /// The file's name in the state directory.
     public var name: String {
@@ -27,6 +29,7 @@ public enum StateFile: Hashable, Sendable {
         case .alertTest: AlertTestFile.name
         case .breathingChoice: BreathingChoiceFile.name
         case .patterns: PatternsFile.name
+        case .escalation: EscalationFile.name
         }
     }
 }
