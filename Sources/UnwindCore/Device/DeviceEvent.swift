@@ -69,6 +69,15 @@ public enum MaintainerChange: Equatable, Sendable {
     case setCustomPatterns([BreathingPreset])
     /// A restore: the pattern and session length the person chose, as the backup had them.
     case setBreathingChoice(BreathingChoice)
+
+    // Help state in a backup (issue 25, 9)
+    /// A restore: the last settled check-in day (a grace period under way on the device stays).
+    case restoreCheckIn(CheckInRecord?)
+    /// A restore: the last monthly alert test.
+    case restoreAlertTest(AlertTestRecord?)
+    /// A restore: what followed the last alerts, taken as the device's last episode unless one of
+    /// its own is going on (then its own stays); a ladder under way in it is ended, never rung.
+    case restoreEscalation(EscalationRecord?)
 }
 
 /// Why the core did not make a maintainer's change (nothing changed).

@@ -103,6 +103,22 @@ public enum CallOutcome: String, Equatable, Sendable {
     case cut
 }
 
+extension EscalationRecord {
+    /// As a restore takes it: what happened stays, nothing more is done — a ladder under way in
+    /// the backup is ended (a restore never rings anyone, as it never resends an alert).
+    public var restored: EscalationRecord {
+        var r = self
+        switch r.phase {
+        case .waiting, .ringing, .between:
+            r.phase = .ended(.restored)
+            r.toRing = []
+            for k in r.calls.indices where r.calls[k].outcome == .ringing { r.calls[k].outcome = .cut }
+        case .idle, .ended: break
+        }
+        return r
+    }
+}
+
 public enum EscalationFile {
     public static let name = "escalation.txt"
     /// Five contacts, up to five rounds of calls and five follow-ups fit in a few KB.
@@ -282,6 +298,7 @@ extension EscalationEnd {
         case .roundsDone: "rounds-done"
         case .stopped: "stopped"
         case .allClear: "all-clear"
+        case .restored: "restored"
         }
     }
 
@@ -292,6 +309,7 @@ extension EscalationEnd {
         case "rounds-done": self = .roundsDone
         case "stopped": self = .stopped
         case "all-clear": self = .allClear
+        case "restored": self = .restored
         default: return nil
         }
     }

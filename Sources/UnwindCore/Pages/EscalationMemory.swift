@@ -124,6 +124,27 @@ extension DeviceCore {
         }
     }
 
+    /// A backup's episode, through `MaintainerChange.restoreEscalation`.
+    mutating func restoreEscalation(_ record: EscalationRecord?, at now: Moment, effects: inout [Effect]) {
+        let going = state.panic.aftercare.escalation.isActive || state.panic.progress.contains { !$0.delivery.isFinished }
+            || state.panic.sendingAt != nil
+        if going {
+            effects.append(.log("restore: the device's own alerts are going on; its escalation is kept, not the backup's"))
+            savedEscalation = nil  // written again as it stands, over what the restore put there
+            return
+        }
+        guard let record else {
+            state.panic.aftercare = Aftercare()
+            state.panic.progress = []
+            savedEscalation = nil
+            effects.append(.save(.escalation, ""))
+            return
+        }
+        restoredEscalation = record.restored
+        adoptRestoredEscalation(at: now, effects: &effects)
+        savedEscalation = nil
+    }
+
     static func describe(_ e: EscalationPhase, at now: Moment) -> String {
         switch e {
         case .idle: "idle"

@@ -87,6 +87,8 @@ public enum EscalationEnd: Equatable, Sendable {
     case stopped
     /// The person sent "I'm OK now".
     case allClear
+    /// Taken from a backup: a restore never rings anyone.
+    case restored
 }
 
 /// What came of the last alerts.
@@ -299,6 +301,7 @@ extension DeviceCore {
         case .roundsDone: "every round rang every contact"
         case .stopped: "the person stopped the calls"
         case .allClear: "the person sent \"I'm OK now\""
+        case .restored: "restored from a backup"
         }
         effects.append(.log("escalation calls ended: \(words)"))
     }

@@ -32,6 +32,7 @@ extension DeviceStatus {
             case .answered: "ended: \(a.calls.last(where: { $0.outcome == .answered }).map { "slot \($0.slot + 1) (\($0.name))" } ?? "a contact") picked up the call"
             case .roundsDone: "ended: every round done"
             case .stopped: "ended: stopped by the person"
+            case .restored: "ended: restored from a backup (a restore never rings anyone)"
             case .allClear: "ended: \"I'm OK now\" sent"
             }
         }
