@@ -126,6 +126,22 @@ public enum MaintenanceEdits {
         /// is `.some(nil)`: nothing chosen.
         public var patterns: [BreathingPreset]?
         public var choice: BreathingChoice??
+        /// The help state, when the archive has it (nil: from before it; the device keeps its
+        /// own). `.some(nil)`: the file was empty. The check-in's grace period and a ladder under
+        /// way are never restored: they belong to their moment (a restore never sends or rings).
+        public var checkIn: CheckInRecord??
+        public var alertTest: AlertTestRecord??
+        public var escalation: EscalationRecord??
+
+        /// The bytes a restore writes for `name`: the archive's, except that `checkIn.txt` keeps
+        /// the device's own grace period (`grace`) and `escalation.txt` is ended (never rung).
+        public func bytes(of name: String, archive: [String: [UInt8]], grace: CheckInGrace?) -> [UInt8]? {
+            switch name {
+            case CheckInFile.name: checkIn.map { Array(CheckInFile.format($0, grace: grace).utf8) }
+            case EscalationFile.name: escalation.map { Array(EscalationFile.format($0?.restored).utf8) }
+            default: archive[name]
+            }
+        }
     }
 
     public static func restorable(_ files: [String: [UInt8]]) throws(ControlFailure) -> RestorableState {
@@ -174,9 +190,13 @@ public enum MaintenanceEdits {
         if let b = files[BreathingChoiceFile.name] {
             choice = .some(try wrap(BreathingChoiceFile.name) { () throws -> BreathingChoice? in b.isEmpty ? nil : try BreathingChoiceFile.parse(b) })
         }
+        var checkIn: CheckInRecord??, alertTest: AlertTestRecord??, escalation: EscalationRecord??
+        if let b = files[CheckInFile.name] { checkIn = .some(try wrap(CheckInFile.name) { try CheckInFile.parse(b) }) }
+        if let b = files[AlertTestFile.name] { alertTest = .some(try wrap(AlertTestFile.name) { try AlertTestFile.parse(b) }) }
+        if let b = files[EscalationFile.name] { escalation = .some(try wrap(EscalationFile.name) { try EscalationFile.parse(b) }) }
         return RestorableState(totals: totals, history: history, mantras: mantras, reminder: reminder,
                                alertFiles: alertFiles, alertSlots: slots, outboxMessages: outbox,
-                               patterns: patterns, choice: choice)
+                               patterns: patterns, choice: choice, checkIn: checkIn, alertTest: alertTest, escalation: escalation)
     }
 
     public static func restoredMessage(_ r: RestorableState) -> String {

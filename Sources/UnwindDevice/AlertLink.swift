@@ -32,7 +32,8 @@ public enum AlertLinkUpdate: Equatable, Sendable {
     /// Alerts an earlier run asked for and the outbox is sending again after a restart: the
     /// person sees (and feels) them exactly as before the restart.
     /// `purpose`: why they went (`.checkIn` when any of them is a missed check-in's).
-    case resumed([AlertProgress], purpose: AlertPurpose = .panic)
+    /// `queuedAt`: when the newest of them was queued (nil: not known).
+    case resumed([AlertProgress], purpose: AlertPurpose = .panic, queuedAt: WallTime? = nil)
     /// News about an alert (`.panic` or `.checkIn`): queued … sent … delivered / failed.
     case delivery(slot: Int, AlertDelivery)
     /// Some part of this slot's alert may be on the contact's phone although it is not SENT (a
@@ -42,6 +43,8 @@ public enum AlertLinkUpdate: Equatable, Sendable {
     /// News about a follow-up (`.allClear`, `.test`).
     case followUp(slot: Int, purpose: AlertPurpose, AlertDelivery)
     case call(active: Bool)
+    /// The call that is up was picked up (the modem's `AT+CLCC` said so).
+    case callAnswered
     /// An SMS received and on the SD card; also, at the first step, each one not yet dismissed.
     case reply(IncomingReply)
     /// Whether a PANIC could go out now: at the first step, after each change, after a self-test.
@@ -72,6 +75,7 @@ public final class ModemAlertLink: AlertLink {
     /// Reported at the first step, then empty.
     private var resumed: [AlertProgress] = []
     private var resumedPurpose: AlertPurpose = .panic
+    private var resumedQueuedAt: WallTime?
     private var firstStep = true
     private var callActive = false
     private var signal: Int??
@@ -86,6 +90,10 @@ public final class ModemAlertLink: AlertLink {
             tracked.append(Followed(id: m.id, slot: slot - 1, purpose: m.purpose, reported: nil, toldReached: m.mayHaveReached))
             if m.purpose.isAlert {
                 if m.purpose == .checkIn { resumedPurpose = .checkIn }
+                if let created = modem.outbox.entries.first(where: { $0.id == m.id })?.created,
+                   resumedQueuedAt.map({ created > $0 }) ?? true {
+                    resumedQueuedAt = created
+                }
                 resumed.append(AlertProgress(slot: slot - 1, name: m.contactName, number: m.number, delivery: delivery,
                                              mayHaveReached: m.mayHaveReached))
             }
@@ -126,7 +134,7 @@ public final class ModemAlertLink: AlertLink {
 
     public func step(at now: Moment, into updates: inout [AlertLinkUpdate]) {
         if !resumed.isEmpty {
-            updates.append(.resumed(resumed, purpose: resumedPurpose))
+            updates.append(.resumed(resumed, purpose: resumedPurpose, queuedAt: resumedQueuedAt))
             resumed = []
         }
         if firstStep {
@@ -142,6 +150,7 @@ public final class ModemAlertLink: AlertLink {
                     callActive = c.isInCall
                     updates.append(.call(active: callActive))
                 }
+                if case .answered = c { updates.append(.callAnswered) }
             case .replyReceived(let r):
                 updates.append(.reply(r))
             case .readiness(let r, _):

@@ -14,7 +14,7 @@ extension DeviceCore {
                                 counselling: CounsellingLine = .sfuCounselling,
                                 website: String? = CounsellingLine.sfuWebsite) -> DeviceCore {
         // Loaded in this order (the log's order): statistics, mantras, reminder, check-in, monthly
-        // test, STATUS texts, breathing patterns and choice, alert slots.
+        // test, STATUS texts, escalation, breathing patterns and choice, alert slots.
         let totals = persistence.loadTotals(now: now)
         let history = persistence.loadHistory(now: now)
         let mantras = persistence.loadMantras(now: now, seed: { DeviceContent.shippedMantras(in: content) })
@@ -22,6 +22,7 @@ extension DeviceCore {
         let checkIn = persistence.loadCheckIn(now: now)
         let alertTest = persistence.loadAlertTest(now: now)
         let statusTexts = persistence.loadStatusTexts(now: now)
+        let escalation = persistence.loadEscalation(now: now)
         let patterns = persistence.loadPatterns(now: now)
         let choice = persistence.loadBreathingChoice(now: now)
         let slots = AlertSlotStore.load(from: persistence.store)
@@ -39,7 +40,7 @@ extension DeviceCore {
         }
         return DeviceCore(settings: settings, totals: totals, history: history, help: help, mantras: mantras,
                           reminder: reminder, alertSlots: slots, counselling: counselling, website: website, websiteCode: code,
-                          checkIn: checkIn, alertTest: alertTest, customPatterns: patterns, breathingChoice: choice,
-                          statusTexts: statusTexts)
+                          checkIn: checkIn.record, alertTest: alertTest, customPatterns: patterns, breathingChoice: choice,
+                          statusTexts: statusTexts, checkInGrace: checkIn.grace, escalation: escalation)
     }
 }

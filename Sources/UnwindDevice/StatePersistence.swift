@@ -84,11 +84,21 @@ public final class StatePersistence: @unchecked Sendable {
         }
     }
 
-    /// Reads `checkIn.txt` (the last settled check-in day): missing means none; an unusable
-    /// file is moved aside and the check-in starts afresh (the prompt shows again today).
-    public func loadCheckIn(now: WallTime) -> CheckInRecord? {
-        load(CheckInFile.name, now: now, empty: nil, format: CheckInFile.format) { bytes in
-            try CheckInFile.parse(bytes)
+    /// Reads `checkIn.txt` (the last settled check-in day and a grace period under way):
+    /// missing means none; an unusable file is moved aside and the check-in starts afresh (the
+    /// prompt shows again today).
+    public func loadCheckIn(now: WallTime) -> (record: CheckInRecord?, grace: CheckInGrace?) {
+        load(CheckInFile.name, now: now, empty: (nil, nil), format: { CheckInFile.format($0.record, grace: $0.grace) }) { bytes in
+            try CheckInFile.parseWithGrace(bytes)
+        }
+    }
+
+    /// Reads `escalation.txt` (what followed the last alerts): missing means none; an unusable
+    /// file is moved aside and the device starts with no episode (alerts still in the outbox
+    /// start theirs again from its wait: calls late rather than none).
+    public func loadEscalation(now: WallTime) -> EscalationRecord? {
+        load(EscalationFile.name, now: now, empty: nil, format: EscalationFile.format) { bytes in
+            try EscalationFile.parse(bytes)
         }
     }
 

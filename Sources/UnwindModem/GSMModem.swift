@@ -127,7 +127,7 @@ public final class GSMModem {
             return d
         }
         if bringUp.stage == .ready {
-            if !technician.isEmpty || calls.request != nil || refresh.hasWork || bringUp.restartRequested || replies.hasWork {
+            if !technician.isEmpty || calls.hasWork(at: now) || refresh.hasWork || bringUp.restartRequested || replies.hasWork {
                 consider(now)
             }
             consider(delivery.nextDeadline(heldUntil: refresh.sendingHeldUntil(ctx)))

@@ -343,8 +343,10 @@ public enum CallState: Equatable, Sendable {
     case idle
     /// Asked for; ATD is (about to be) on its way.
     case dialling(PhoneNumber)
-    /// The modem accepted the dial: ringing or talking.
+    /// The modem accepted the dial: dialling or ringing at the other end.
     case active(PhoneNumber)
+    /// The other end picked up (`AT+CLCC` lists the call as active).
+    case answered(PhoneNumber)
     case hangingUp
     /// The last call ended ("NO CARRIER", "BUSY", "hung up" …).
     case ended(String)
@@ -352,7 +354,7 @@ public enum CallState: Equatable, Sendable {
 
     public var isInCall: Bool {
         switch self {
-        case .dialling, .active, .hangingUp: true
+        case .dialling, .active, .answered, .hangingUp: true
         default: false
         }
     }

@@ -143,7 +143,8 @@ import Testing
         effects = []
         core.apply(.alertDelivery(slot: 0, .sending), at: at(2), effects: &effects)
         core.apply(.alertDelivery(slot: 0, .sent), at: at(3), effects: &effects)
-        #expect(effects.isEmpty) // not all sent yet
+        // Not all sent yet: nothing felt (escalation.txt follows where each contact stands).
+        #expect(effects.allSatisfy { if case .save(.escalation, _) = $0 { true } else { false } })
         core.apply(.alertDelivery(slot: 2, .retrying("network error 38")), at: at(3), effects: &effects)
         core.apply(.alertDelivery(slot: 2, .sent), at: at(9), effects: &effects)
         // All sent: three taps.

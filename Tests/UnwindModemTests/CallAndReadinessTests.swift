@@ -53,6 +53,54 @@ struct CallAndReadinessTests {
         expectClean(rig.sim)
     }
 
+    /// Ringing is not answered: AT+CLCC says stat 3 until the contact picks up (stat 0), and the
+    /// answered call ends when they hang up.
+    @Test func anAnsweredCallIsToldApartFromRinging() throws {
+        var script = ModemScript()
+        script.dials["+15550100001"] = .answers(after: .seconds(5), hangsUpAfter: .seconds(30))
+        let rig = try ModemRig(script: script)
+        #expect(rig.ready())
+        rig.modem.dial(Self.mum, at: rig.now.instant)
+        #expect(rig.run(until: { rig.modem.call == .active(Self.mum) }))
+        rig.run(for: .seconds(4))
+        #expect(rig.modem.call == .active(Self.mum))
+        #expect(rig.run(until: { rig.modem.call == .answered(Self.mum) }, within: .seconds(3)))
+        #expect(rig.run(until: { if case .ended = rig.modem.call { true } else { false } }, within: .seconds(40)))
+        #expect(rig.sim.answeredCalls == ["+15550100001"] && rig.sim.calls == ["ATD+15550100001;"])
+        expectClean(rig.sim)
+    }
+
+    /// Whatever the modem lists — lines cut short, huge numbers, quotes, garbage — nothing is
+    /// taken for an answer that is not one, and a modem without AT+CLCC is asked once per call.
+    @Test(arguments: [["+CLCC: 1,0,99999999999999999999999,0,0"], ["+CLCC: 1,0"], ["+CLCC: \"1\",\"0\",\"0\",\"0\",\"0\""],
+                      ["+CLCC: 1,1,0,0,0,\"+15550100009\",145"], ["\u{1B}[2J+CLCC: 1,0,0,0,0", "+CLCC: ,,,,,,,,,,"],
+                      [String(repeating: "+CLCC: 1,0,", count: 500)]])
+    func hostileCallListsAreNeverAnAnswer(_ lines: [String]) throws {
+        var script = ModemScript()
+        script.callList = lines
+        let rig = try ModemRig(script: script)
+        #expect(rig.ready())
+        rig.modem.dial(Self.mum, at: rig.now.instant)
+        #expect(rig.run(until: { rig.modem.call == .active(Self.mum) }))
+        rig.run(for: .seconds(5))
+        #expect(rig.modem.call == .active(Self.mum))
+        #expect(rig.sim.commands.filter { $0 == "AT+CLCC" }.count >= 3)
+        rig.modem.hangUp()
+        #expect(rig.run(until: { rig.modem.call == .ended("hung up") }))
+    }
+
+    @Test func aModemWithoutTheCallListIsAskedOncePerCall() throws {
+        var script = ModemScript()
+        script.listsCalls = false
+        let rig = try ModemRig(script: script)
+        #expect(rig.ready())
+        rig.modem.dial(Self.mum, at: rig.now.instant)
+        #expect(rig.run(until: { rig.modem.call == .active(Self.mum) }))
+        rig.run(for: .seconds(10))
+        #expect(rig.modem.call == .active(Self.mum))
+        #expect(rig.sim.commands.filter { $0 == "AT+CLCC" }.count == 1)
+    }
+
     /// The call ends on its own while the hang-up is on its way: the next dial still goes.
     @Test func theNextDialGoesWhenTheCallEndedFirst() throws {
         var script = ModemScript()

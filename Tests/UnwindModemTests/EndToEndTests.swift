@@ -112,6 +112,23 @@ struct EndToEndTests {
         expectClean(rig.sim)
     }
 
+    /// A contact picks up over a real tty: `AT+CLCC` says so (stat 0), the call is left up, and
+    /// when they hang up (NO CARRIER) it is over. The network saw one dial and one answer.
+    @Test func aCallAnsweredThenHungUp() throws {
+        var script = ModemScript()
+        script.dials["+15550100001"] = .answers(after: .milliseconds(1500), hangsUpAfter: .seconds(2))
+        let rig = try ModemRig(script: script, over: .pty)
+        #expect(rig.ready())
+        let mum = try PhoneNumber("+15550100001")
+        rig.modem.dial(mum, at: rig.now.instant)
+        #expect(rig.run(until: { rig.modem.call == .active(mum) }))
+        #expect(rig.run(until: { rig.modem.call == .answered(mum) }, within: .seconds(10)))
+        #expect(rig.run(until: { if case .ended = rig.modem.call { true } else { false } }, within: .seconds(10)))
+        #expect(rig.sim.calls == ["ATD+15550100001;"] && rig.sim.answeredCalls == ["+15550100001"])
+        #expect(rig.sim.commands.contains("AT+CLCC"))
+        expectClean(rig.sim)
+    }
+
     @Test func slowBaudRate() throws { try ModemScenarioTests.slowBaudRate(over: .pty) }
 
     @Test func garbageFromTheModemIsIgnored() throws { try ModemScenarioTests.garbageFromTheModemIsIgnored(over: .pty) }

@@ -200,12 +200,74 @@ struct PolicyTests {
         var c = Calls(timeouts: ModemTimeouts())
         c.dial(Self.mum, at: ctx.now, &ctx)
         c.hangUp(dialInFlight: false, &ctx)
-        #expect(c.state == .ended("cancelled") && c.next() == nil)
+        #expect(c.state == .ended("cancelled") && c.next(at: ctx.now) == nil)
         c.dial(Self.mum, at: ctx.now, &ctx)
-        #expect(c.next()?.0.command == .dial(Self.mum))
+        #expect(c.next(at: ctx.now)?.0.command == .dial(Self.mum))
         c.hangUp(dialInFlight: true, &ctx)
-        #expect(c.state == .hangingUp && c.next()?.0.command == .hangUp)
+        #expect(c.state == .hangingUp && c.next(at: ctx.now)?.0.command == .hangUp)
         #expect(ctx.events == [.callChanged(.dialling(Self.mum)), .callChanged(.ended("cancelled")),
                                .callChanged(.dialling(Self.mum)), .callChanged(.hangingUp)])
+    }
+
+    /// ATD's OK is not an answer: `AT+CLCC` every second tells ringing (stat 3) from picked up
+    /// (stat 0), and a call gone from the list after it was answered is over.
+    @Test func aDialledCallIsAskedAboutUntilItIsAnsweredAndEnds() {
+        var ctx = Self.context()
+        var c = Calls(timeouts: ModemTimeouts())
+        c.dial(Self.mum, at: ctx.now, &ctx)
+        _ = c.next(at: ctx.now)
+        c.completed(.dial, ATResponse(.ok), &ctx)
+        #expect(c.state == .active(Self.mum) && c.next(at: ctx.now) == nil)
+        ctx.now = ctx.now + .seconds(1)
+        #expect(c.next(at: ctx.now)?.0.command == .listCalls)
+        c.completed(.listCalls, ATResponse(.ok, lines: ["+CLCC: 1,0,3,0,0,\"+17785550101\",145"]), &ctx)
+        #expect(c.state == .active(Self.mum))
+        ctx.now = ctx.now + .seconds(1)
+        _ = c.next(at: ctx.now)
+        c.completed(.listCalls, ATResponse(.ok, lines: ["+CLCC: 1,0,0,0,0,\"+17785550101\",145"]), &ctx)
+        #expect(c.state == .answered(Self.mum))
+        ctx.now = ctx.now + .seconds(1)
+        _ = c.next(at: ctx.now)
+        c.completed(.listCalls, ATResponse(.ok), &ctx)
+        #expect(c.state == .ended("the other end hung up") && c.next(at: ctx.now + .seconds(5)) == nil)
+    }
+
+    /// A modem without AT+CLCC: asked once, then the call goes on as before (ringing or talking).
+    @Test func aModemThatRefusesTheCallListIsNotAskedAgain() {
+        var ctx = Self.context()
+        var c = Calls(timeouts: ModemTimeouts())
+        c.dial(Self.mum, at: ctx.now, &ctx)
+        _ = c.next(at: ctx.now)
+        c.completed(.dial, ATResponse(.ok), &ctx)
+        ctx.now = ctx.now + .seconds(1)
+        #expect(c.next(at: ctx.now)?.0.command == .listCalls)
+        c.completed(.listCalls, ATResponse(.error), &ctx)
+        #expect(c.state == .active(Self.mum) && c.next(at: ctx.now + .seconds(10)) == nil && c.deadline == nil)
+    }
+
+    /// Nothing a modem says in a call list crashes the parser or counts as "answered" unless it
+    /// is a well-formed line of an outgoing voice call with stat 0.
+    @Test func hostileCallListLines() {
+        let notAnswered: [String] = [
+            "+CLCC:", "+CLCC: ", "+CLCC: 1", "+CLCC: 1,0", "+CLCC: 1,0,0", "+CLCC: 1,0,0,0",
+            "+CLCC: ,,,,", "+CLCC: 1,,0,0,0", "+CLCC: 1,0,,0,0",
+            "+CLCC: 99999999999999999999999999,0,0,0,0", "+CLCC: 1,0,99999999999999999999,0,0",
+            "+CLCC: 1,0,-0,0,0", "+CLCC: 1,0,+0,0,0", "+CLCC: 1,0,0x0,0,0", "+CLCC: 1,1,0,0,0",
+            "+CLCC: 1,0,0,1,0", "+CLCC: 1,0,0,9,0", "+CLCC: 1,0,0,0,7", "+CLCC: \"1\",0,0,0,0",
+            "+CLCC: 1,\"0\",0,0,0", "+CLCC: 1,0,\"0\",0,0", "+CLCC: 1;0;0;0;0", "+CLCC: \u{0}1,0,0,0,0",
+            "+CLCC: 1,0,٠,0,0", "+CLCC: 1,0,0 0,0,0", "+CLCC: 1,0,6,0,0,\"+1\",145",
+            String(repeating: "+CLCC: 1,0,3,0,0,", count: 2000), "+CLCC: " + String(repeating: ",", count: 10_000),
+            "+CLCC: 1,0,3,0,0,\"" + String(repeating: "\"", count: 5000), "CLCC: 1,0,0,0,0", "+CLCC 1,0,0,0,0",
+            "garbage \u{FF}\u{7F}\u{1B}[2J",
+        ]
+        for line in notAnswered {
+            #expect(Calls.voiceCall(in: [line]) != .active, "\(line.prefix(60))")
+        }
+        let answered = ["+CLCC: 1,0,0,0,0", "+CLCC: 1,0,0,0,0,\"+17785550101\",145", "+CLCC:1,0,0,0,0,\"\",129,\"Mum\"",
+                        "+CLCC:  2 , 0 , 0 , 0 , 0 ,\"a,b,c\",,,garbage"]
+        for line in answered { #expect(Calls.voiceCall(in: [line]) == .active, "\(line)") }
+        // An incoming call listed beside the device's own ringing one is not an answer.
+        #expect(Calls.voiceCall(in: ["+CLCC: 1,0,3,0,0", "+CLCC: 2,1,0,0,0"]) == .notYetActive)
+        print("hostile call lists: \(notAnswered.count + answered.count + 1) lines tried, none crashed, none misread")
     }
 }

@@ -44,7 +44,7 @@ import UnwindDevices
         link.step(at: clock.now(), into: &updates)
         #expect(Set(updates.compactMap { if case .delivery(let s, _) = $0 { s } else { nil } }) == [0, 4])
         // The person sees them again, first thing: the status screen as before the restart.
-        guard case .resumed(let progress, let purpose)? = updates.first else { Issue.record("no resumed alerts: \(updates)"); return }
+        guard case .resumed(let progress, let purpose, _)? = updates.first else { Issue.record("no resumed alerts: \(updates)"); return }
         #expect(purpose == .panic)
         #expect(progress.map(\.slot) == [0, 4] && progress.allSatisfy { $0.name == "Mum" })
         var core = DeviceCore()

@@ -90,7 +90,7 @@ import UnwindDevices
         #expect(rig.run(until: { $0.contains(.delivery(slot: 3, .sent)) }))
         try rig.restart()
         #expect(rig.run(until: { $0.contains(.delivery(slot: 3, .delivered)) }))
-        guard case .resumed(let p, _)? = rig.updates.first else { Issue.record("\(rig.updates)"); return }
+        guard case .resumed(let p, _, _)? = rig.updates.first else { Issue.record("\(rig.updates)"); return }
         #expect(p.map(\.slot) == [3] && p.map(\.delivery) == [.sent])
     }
 
@@ -104,7 +104,7 @@ import UnwindDevices
         #expect(rig.run(until: { $0.contains(.delivery(slot: 3, .sending)) }))
         try rig.restart()
         #expect(rig.run(until: { !$0.isEmpty }))
-        guard case .resumed(let p, let purpose)? = rig.updates.first else { Issue.record("\(rig.updates)"); return }
+        guard case .resumed(let p, let purpose, _)? = rig.updates.first else { Issue.record("\(rig.updates)"); return }
         #expect(purpose == .checkIn)
         var core = DeviceCore()
         var effects: [Effect] = []

@@ -37,6 +37,21 @@ struct HostileStateFileTests {
             CheckInFile.name: "2026-11-22 confirmed\n",
             AlertTestFile.name: "1795000000 delivered\n",
             StatusTextsFile.name: "1795000000 answer 1\n1795000100 problem display\n",
+            // A finished episode: the ladder rang both, nobody picked up.
+            EscalationFile.name: """
+                unwind-escalation 1
+                purpose panic
+                started 1767000000
+                phase ended rounds-done
+                round 1
+                to-ring -
+                all-clear no
+                contact 1 +15550000001 sent - Contact 1
+                contact 2 +15550000002 delivered replied Contact 2
+                call 1 1 1767000180 unanswered
+                end
+
+                """,
         ]
         for slot in 1...AlertSlotFile.slotCount {
             files[AlertSlotFile.name(slot: slot)] = "Contact \(slot)\n+1555000000\(slot)\nHelp message \(slot)\n"
@@ -55,6 +70,9 @@ struct HostileStateFileTests {
         case CheckInFile.name: Array(("2026-11-22 confirmed " + String(repeating: "x", count: 300) + "\n").utf8)
         case AlertTestFile.name: Array(("1795000000 failed " + String(repeating: "x", count: 600) + "\n").utf8)
         case StatusTextsFile.name: Array(String(repeating: "1795000000 answer 1\n", count: 300).utf8)
+        case EscalationFile.name:
+            Array(String(decoding: baseline[EscalationFile.name]!, as: UTF8.self)
+                .replacingOccurrences(of: " Contact 1\n", with: " " + String(repeating: "N", count: 41) + "\n").utf8)
         default: Array((String(repeating: "N", count: 41) + "\n+15550000001\nHelp\n").utf8)
         }
     }
@@ -62,7 +80,7 @@ struct HostileStateFileTests {
     static var cases: [Case] {
         let files = [TotalTimeFile.name, SessionHistoryFile.name, MantrasFile.name, RemindersFile.name,
                      BreathingChoiceFile.name, PatternsFile.name, CheckInFile.name, AlertTestFile.name,
-                     StatusTextsFile.name] + AlertSlotFile.names
+                     StatusTextsFile.name, EscalationFile.name] + AlertSlotFile.names
         return files.flatMap { f in Corruption.allCases.map { Case(file: f, corruption: $0) } }
     }
 
@@ -139,7 +157,7 @@ struct HostileStateFileTests {
         // default is used, quietly).
         let stillValid = c.corruption == .empty
             && ([SessionHistoryFile.name, MantrasFile.name, BreathingChoiceFile.name, PatternsFile.name,
-                 CheckInFile.name, AlertTestFile.name, StatusTextsFile.name].contains(c.file) || target != nil)
+                 CheckInFile.name, AlertTestFile.name, StatusTextsFile.name, EscalationFile.name].contains(c.file) || target != nil)
             || c.corruption == .truncated && [MantrasFile.name, SessionHistoryFile.name, BreathingChoiceFile.name].contains(c.file)
         if !stillValid {
             check(lines.contains { $0.contains(c.file) }, "the log must name \(c.file): \(r.stderr)")
@@ -174,8 +192,16 @@ struct HostileStateFileTests {
         for e in entries where fileType(state + "/" + e) == S_IFREG {
             check(!(readText(state + "/" + e) ?? "").contains("SECRET"), "\(e) holds the secret")
         }
+        // PANIC was pressed: what follows it is a new episode in escalation.txt (unless that name
+        // is the one left alone, unreadable), one the device can load again.
+        if c.file != EscalationFile.name || c.corruption != .unreadable {
+            let episode = FileManager.default.contents(atPath: state + "/" + EscalationFile.name).map { [UInt8]($0) } ?? []
+            let loaded = try? EscalationFile.parse(episode)
+            check(loaded?.purpose == .panic && loaded?.started != WallTime(secondsSinceEpoch: 1_767_000_000),
+                  "escalation.txt after PANIC: \(String(decoding: episode, as: UTF8.self))")
+        }
         // The other state files are as they were.
-        for (name, bytes) in Self.baseline where name != c.file {
+        for (name, bytes) in Self.baseline where name != c.file && name != EscalationFile.name {
             check(FileManager.default.contents(atPath: state + "/" + name).map { [UInt8]($0) } == bytes,
                     "\(name) changed because \(c.file) was broken")
         }
@@ -272,7 +298,8 @@ struct HostileOwnedDirectoryTests {
         // Nothing written through a link.
         check(readText(secretPath) == HostileStateFileTests.secret, "the secret changed")
         check(((try? FileManager.default.contentsOfDirectory(atPath: outside)) ?? ["?"]).isEmpty, "something was written outside")
-        for (name, bytes) in HostileStateFileTests.baseline {
+        // (escalation.txt is what followed the last alerts: PANIC was pressed, it holds that now.)
+        for (name, bytes) in HostileStateFileTests.baseline where name != EscalationFile.name {
             check(FileManager.default.contents(atPath: state + "/" + name).map { [UInt8]($0) } == bytes, "\(name) changed")
         }
         // The maintainer is told, once the device is down too.

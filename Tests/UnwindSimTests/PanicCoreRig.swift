@@ -79,11 +79,12 @@ final class PanicCoreRig {
         line.step()
         for u in updates {
             switch u {
-            case .resumed(let p, let purpose): apply(.alertsResumed(p, purpose: purpose))
+            case .resumed(let p, let purpose, let queuedAt): apply(.alertsResumed(p, purpose: purpose, queuedAt: queuedAt))
             case .delivery(let slot, let d): apply(.alertDelivery(slot: slot, d))
             case .mayHaveReached(let slot): apply(.alertMayHaveReached(slot: slot))
             case .followUp(let slot, let purpose, let d): apply(.followUpDelivery(slot: slot, purpose: purpose, d))
             case .call(let active): apply(.callChanged(active: active))
+            case .callAnswered: apply(.callAnswered)
             case .reply(let r): apply(.replyReceived(r))
             case .readiness(let r): apply(.alertReadiness(r))
             case .signal(let rssi): apply(.modemSignal(rssi))

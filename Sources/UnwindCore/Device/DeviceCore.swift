@@ -4,6 +4,10 @@ import Foundation
 public struct DeviceCore: Sendable {
     public internal(set) var state: DeviceState
     public let settings: DeviceSettings
+    /// What `escalation.txt` held at start, until the first event takes it up.
+    var restoredEscalation: EscalationRecord?
+    /// The episode as last written to `escalation.txt` (nil: nothing written by this run).
+    var savedEscalation: EscalationMark?
 
     /// The device as it starts: what the state files held, the help texts, the alert slots (a
     /// slot that failed validation is `.needsAttention`) and the counselling line from
@@ -15,7 +19,8 @@ public struct DeviceCore: Sendable {
                 website: String? = nil, websiteCode: QRCodeImage? = nil,
                 checkIn: CheckInRecord? = nil, alertTest: AlertTestRecord? = nil,
                 customPatterns: [BreathingPreset] = [], breathingChoice: BreathingChoice? = nil,
-                statusTexts: [StatusTextRecord] = []) {
+                statusTexts: [StatusTextRecord] = [],
+                checkInGrace: CheckInGrace? = nil, escalation: EscalationRecord? = nil) {
         self.settings = settings
         let offered = BreathingState.offered(settings: settings, custom: customPatterns, remembered: breathingChoice)
         self.state = DeviceState(breathing: BreathingState(totals: totals, history: history, presets: offered.presets,
@@ -26,6 +31,12 @@ public struct DeviceCore: Sendable {
         alertSlotsChanged(alertSlots)
         setCounselling(counselling, website: website, code: websiteCode)
         state.checkIn.last = checkIn
+        if let g = checkInGrace {
+            state.checkIn.pendingDay = g.day
+            state.checkIn.sendsAt = g.sendsAt
+            state.checkIn.resumed = true
+        }
+        restoredEscalation = escalation
         state.panic.readiness.lastTest = alertTest
         restoreStatusTexts(statusTexts)
         askBeforeSession()

@@ -19,7 +19,8 @@ public enum DeviceEvent: Equatable, Sendable {
 
     /// The modem: alerts from before a restart that the outbox is sending again.
     /// `purpose`: why they went (a missed check-in's come back as such, not as a PANIC).
-    case alertsResumed([AlertProgress], purpose: AlertPurpose = .panic)
+    /// `queuedAt`: when the newest of them was queued (nil: not known).
+    case alertsResumed([AlertProgress], purpose: AlertPurpose = .panic, queuedAt: WallTime? = nil)
     /// The modem: news about one alert.
     case alertDelivery(slot: Int, AlertDelivery)
     /// The modem: some part of this slot's alert may be on the contact's phone although it is
@@ -27,6 +28,8 @@ public enum DeviceEvent: Equatable, Sendable {
     case alertMayHaveReached(slot: Int)
     /// The modem: the counselling call started, ended or failed.
     case callChanged(active: Bool)
+    /// The modem: the call that is up was picked up (`AT+CLCC` says it is active).
+    case callAnswered
     /// The modem: news about a message that is not an alert (an "I'm OK now", the monthly test).
     case followUpDelivery(slot: Int, purpose: AlertPurpose, AlertDelivery)
     /// The modem: an SMS arrived (or one not yet dismissed was found again at start).
@@ -70,6 +73,15 @@ public enum MaintainerChange: Equatable, Sendable {
     case setCustomPatterns([BreathingPreset])
     /// A restore: the pattern and session length the person chose, as the backup had them.
     case setBreathingChoice(BreathingChoice)
+
+    // Help state in a backup (issue 25, 9)
+    /// A restore: the last settled check-in day (a grace period under way on the device stays).
+    case restoreCheckIn(CheckInRecord?)
+    /// A restore: the last monthly alert test.
+    case restoreAlertTest(AlertTestRecord?)
+    /// A restore: what followed the last alerts, taken as the device's last episode unless one of
+    /// its own is going on (then its own stays); a ladder under way in it is ended, never rung.
+    case restoreEscalation(EscalationRecord?)
 }
 
 /// Why the core did not make a maintainer's change (nothing changed).
@@ -88,6 +100,10 @@ extension DeviceCore {
     /// buttons and ticks.
     @discardableResult
     public mutating func apply(_ event: DeviceEvent, at now: Moment, effects: inout [Effect]) -> EventRefusal? {
+        // What `escalation.txt` kept is taken up at the first event: its times are the wall
+        // clock's, and only an event says what the loop's clock reads then.
+        if restoredEscalation != nil { adoptRestoredEscalation(at: now, effects: &effects) }
+        defer { if state.panic.aftercare.purpose != nil || savedEscalation != nil { saveEscalationIfChanged(at: now, effects: &effects) } }
         switch event {
         case .button(let g): handle(g, at: now, effects: &effects)
         case .tick: tick(at: now, effects: &effects)
@@ -95,10 +111,11 @@ extension DeviceCore {
         case .wallClockSynchronised(let s): wallClock(synchronised: s, at: now)
         case .wallClockChanged: wallClockChanged(at: now)
         case .reminderDue(let due): reminderDue(due, at: now, effects: &effects)
-        case .alertsResumed(let p, let purpose): alertsResumed(p, purpose: purpose, at: now, effects: &effects)
+        case .alertsResumed(let p, let purpose, let queuedAt): alertsResumed(p, purpose: purpose, queuedAt: queuedAt, at: now, effects: &effects)
         case .alertDelivery(let slot, let d): alertUpdate(slot: slot, delivery: d, at: now, effects: &effects)
         case .alertMayHaveReached(let slot): alertMayHaveReached(slot: slot, at: now, effects: &effects)
         case .callChanged(let active): callChanged(active: active, at: now)
+        case .callAnswered: callAnswered(at: now, effects: &effects)
         case .followUpDelivery(let slot, let purpose, let d): followUpUpdate(slot: slot, purpose: purpose, delivery: d, at: now, effects: &effects)
         case .replyReceived(let reply): replyReceived(reply, at: now, effects: &effects)
         case .alertReadiness(let r): readinessChanged(r, at: now, effects: &effects)

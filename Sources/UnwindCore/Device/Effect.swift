@@ -16,6 +16,8 @@ public enum StateFile: Hashable, Sendable {
     case patterns
     /// `statusTexts.txt`: the STATUS answers and maintainer's texts sent (their limits).
     case statusTexts
+    /// `escalation.txt`: what followed the last alerts (the ladder, "I'm OK now").
+    case escalation
 
     /// The file's name in the state directory.
     public var name: String {
@@ -30,6 +32,7 @@ public enum StateFile: Hashable, Sendable {
         case .breathingChoice: BreathingChoiceFile.name
         case .patterns: PatternsFile.name
         case .statusTexts: StatusTextsFile.name
+        case .escalation: EscalationFile.name
         }
     }
 }

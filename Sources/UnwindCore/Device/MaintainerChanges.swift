@@ -37,6 +37,14 @@ extension DeviceCore {
             setCustomPatterns(presets, effects: &effects)
         case .setBreathingChoice(let choice):
             setBreathingChoice(choice, effects: &effects)
+        case .restoreCheckIn(let record):
+            state.checkIn.last = record
+            effects.append(.save(.checkIn, CheckInFile.format(record, grace: state.checkIn.grace)))
+        case .restoreAlertTest(let record):
+            state.panic.readiness.lastTest = record
+            effects.append(.save(.alertTest, AlertTestFile.format(record)))
+        case .restoreEscalation(let record):
+            restoreEscalation(record, at: now, effects: &effects)
         }
         return nil
     }

@@ -9,6 +9,7 @@
 ///                           file <name> <size in bytes> <CRC-32 as 8 hex digits>   (one per member)
 ///     totalTime.txt  sessionHistory.txt  mantras.txt  reminders.txt
 ///     alert01.txt … alert05.txt
+///     breathing.txt  patterns.txt  checkIn.txt  alertTest.txt  escalation.txt   (when there are)
 ///     outbox/<id>.msg       (zero or more: messages not yet confirmed sent)
 ///
 /// Every one of the nine state files is always present: a backup is a snapshot of what the
@@ -29,10 +30,13 @@ public enum StateArchive {
         [TotalTimeFile.name, SessionHistoryFile.name, MantrasFile.name, RemindersFile.name] + AlertSlotFile.names
     }
 
-    /// State files an archive holds when the state directory had them: the breathing choice and
-    /// the maintainer's patterns. Archives made before them still restore (the device's own are
-    /// then kept as they are).
-    public static var optionalFiles: [String] { [BreathingChoiceFile.name, PatternsFile.name] }
+    /// State files an archive holds when the state directory had them: the breathing choice, the
+    /// maintainer's patterns, the last check-in day, the last monthly test and what followed the
+    /// last alerts. Archives made before them still restore (the device's own are then kept as
+    /// they are).
+    public static var optionalFiles: [String] {
+        [BreathingChoiceFile.name, PatternsFile.name, CheckInFile.name, AlertTestFile.name, EscalationFile.name]
+    }
 
     public enum Problem: Error, Equatable, Sendable, CustomStringConvertible {
         case tooLarge(Int)

@@ -57,13 +57,38 @@ public struct CheckInState: Equatable, Sendable {
     public internal(set) var sendsAt: WallTime?
     /// `sendsAt` as the person's local "HH:MM", for the prompt.
     public internal(set) var sendsAtClock: String?
+    /// nil while a grace period runs: remind at the next tick (a restart reminds at once).
     var nextReminder: Instant?
+    /// The grace period came from `checkIn.txt` at start and has not been taken up yet: kept
+    /// while the clock is not yet trusted (every start begins untrusted).
+    var resumed = false
+
+    /// The grace period under way, as `checkIn.txt` keeps it.
+    public var grace: CheckInGrace? {
+        guard let day = pendingDay, let at = sendsAt else { return nil }
+        return CheckInGrace(day: day, sendsAt: at)
+    }
 
     public init() {}
 }
 
-/// `checkIn.txt`: one line, `<YYYY-MM-DD> <confirmed|missed|alerted>` — the last local day the
-/// person confirmed, the last one help was sent for, or one the person's own PANIC answered.
+/// A grace period under way, as `checkIn.txt` keeps it: a restart goes on counting it down
+/// instead of starting it afresh (or forgetting a day that ended during it).
+public struct CheckInGrace: Equatable, Sendable {
+    /// The local day being asked about (days since 1970-01-01).
+    public var day: Int64
+    /// Help goes out at this wall-clock second unless the person presses.
+    public var sendsAt: WallTime
+    public init(day: Int64, sendsAt: WallTime) {
+        self.day = day
+        self.sendsAt = sendsAt
+    }
+}
+
+/// `checkIn.txt`: `<YYYY-MM-DD> <confirmed|missed|alerted>` — the last local day the person
+/// confirmed, the last one help was sent for, or one the person's own PANIC answered — and, while
+/// a grace period runs, `reminding <YYYY-MM-DD> <unix seconds>`: the day asked about and when help
+/// goes. Either line may be absent; an empty file is a check-in never settled.
 public enum CheckInFile {
     public static let name = "checkIn.txt"
     static let maximumBytes = 256
@@ -79,25 +104,42 @@ public enum CheckInFile {
         }
     }
 
-    public static func format(_ r: CheckInRecord?) -> String {
-        guard let r else { return "" }
-        return "\(CivilDate.text(ofDay: r.day)) \(r.outcome.rawValue)\n"
+    public static func format(_ r: CheckInRecord?, grace: CheckInGrace? = nil) -> String {
+        var s = r.map { "\(CivilDate.text(ofDay: $0.day)) \($0.outcome.rawValue)\n" } ?? ""
+        if let g = grace { s += "reminding \(CivilDate.text(ofDay: g.day)) \(g.sendsAt.secondsSinceEpoch)\n" }
+        return s
     }
 
+    /// The settled day alone (what a backup restores: a grace period belongs to its moment).
     public static func parse(_ bytes: [UInt8]) throws(Problem) -> CheckInRecord? {
+        try parseWithGrace(bytes).record
+    }
+
+    public static func parseWithGrace(_ bytes: [UInt8]) throws(Problem) -> (record: CheckInRecord?, grace: CheckInGrace?) {
         if bytes.count > maximumBytes { throw .tooLong(bytes.count) }
         guard let text = String(validating: bytes, as: UTF8.self) else { throw .notText }
         let lines = text.split(separator: "\n", omittingEmptySubsequences: true)
-        guard let line = lines.first else { return nil }
-        if lines.count > 1 { throw .malformed("more than one line") }
-        let f = line.split(separator: " ", omittingEmptySubsequences: false)
-        guard f.count == 2, let day = CivilDate.day(ofText: f[0]) else {
-            throw .malformed("expected '<YYYY-MM-DD> <confirmed|missed|alerted>'")
+        var record: CheckInRecord?, grace: CheckInGrace?
+        for line in lines {
+            let f = line.split(separator: " ", omittingEmptySubsequences: false)
+            if f.first == "reminding" {
+                guard grace == nil, f.count == 3, let day = CivilDate.day(ofText: f[1]),
+                      f[2].utf8.count <= 12, f[2].utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let t = Int64(f[2]) else {
+                    throw .malformed("expected 'reminding <YYYY-MM-DD> <unix seconds>' once")
+                }
+                grace = CheckInGrace(day: day, sendsAt: WallTime(secondsSinceEpoch: t))
+                continue
+            }
+            if record != nil || grace != nil { throw .malformed("more than one line") }
+            guard f.count == 2, let day = CivilDate.day(ofText: f[0]) else {
+                throw .malformed("expected '<YYYY-MM-DD> <confirmed|missed|alerted>'")
+            }
+            guard let outcome = CheckInOutcome(rawValue: String(f[1])) else {
+                throw .malformed("unknown outcome \(String(reflecting: String(f[1])))")
+            }
+            record = CheckInRecord(day: day, outcome: outcome)
         }
-        guard let outcome = CheckInOutcome(rawValue: String(f[1])) else {
-            throw .malformed("unknown outcome \(String(reflecting: String(f[1])))")
-        }
-        return CheckInRecord(day: day, outcome: outcome)
+        return (record, grace)
     }
 }
 
@@ -165,18 +207,36 @@ extension DeviceCore {
         guard let deadline = c.deadline, state.reminders.clockTrusted else {
             // Without a clock to trust nothing is asked, and nothing half-asked is kept: when the
             // clock is trusted again the prompt and its grace period start afresh.
-            if state.checkIn.showing || state.checkIn.pendingDay != nil {
+            if !state.checkIn.resumed, state.checkIn.showing || state.checkIn.pendingDay != nil {
+                let last = state.checkIn.last
+                let hadGrace = state.checkIn.sendsAt != nil
+                state.checkIn = CheckInState()
+                state.checkIn.last = last
+                if hadGrace { effects.append(.save(.checkIn, CheckInFile.format(last))) }
+            }
+            return
+        }
+        if state.checkIn.resumed {
+            state.checkIn.resumed = false
+            if let at = state.checkIn.sendsAt, now.wall.secondsSinceEpoch - at.secondsSinceEpoch > Self.staleGrace {
+                // The device was off (or the record restored) long after help was due: that day is
+                // past helping; today is asked afresh.
+                effects.append(.log("check-in: the grace period kept in \(CheckInFile.name) ended more than a day ago; not sending help for it now"))
                 let last = state.checkIn.last
                 state.checkIn = CheckInState()
                 state.checkIn.last = last
+                effects.append(.save(.checkIn, CheckInFile.format(last)))
+            } else if let at = state.checkIn.sendsAt {
+                var cache = state.display.localClock
+                state.checkIn.sendsAtClock = Self.clock(cache.secondOfDay(at, in: settings.timeZone) / 60 % 1440)
+                effects.append(.log("check-in: the grace period goes on after a restart; help is sent at \(state.checkIn.sendsAtClock ?? "?") without a press"))
             }
-            return
         }
         // Reminding already: the grace period runs out whatever the day is now (a deadline of
         // 23:50 with 30 minutes' grace sends at 00:20).
         if let sendsAt = state.checkIn.sendsAt {
             if now.wall >= sendsAt { return missedCheckIn(at: now, effects: &effects) }
-            if let next = state.checkIn.nextReminder, now.instant >= next, !state.breathing.isRunning {
+            if state.checkIn.nextReminder.map({ now.instant >= $0 }) ?? true, !state.breathing.isRunning {
                 remindCheckIn(at: now, effects: &effects)
             }
             return
@@ -201,6 +261,8 @@ extension DeviceCore {
             state.checkIn.sendsAt = WallTime(secondsSinceEpoch: now.wall.secondsSinceEpoch + graceSeconds)
             state.checkIn.sendsAtClock = Self.clock(Int((second + graceSeconds) / 60 % 1440))
             effects.append(.log("check-in not confirmed by \(Self.clock(deadline)): reminding; help is sent in \(c.grace.nanoseconds / 60_000_000_000) min without a press"))
+            // Kept on the card: a restart counts down the same grace period, not a new one.
+            effects.append(.save(.checkIn, CheckInFile.format(state.checkIn.last, grace: state.checkIn.grace)))
             remindCheckIn(at: now, effects: &effects)
         }
     }
@@ -256,6 +318,9 @@ extension DeviceCore {
         state.checkIn.last = record
         effects.append(.save(.checkIn, CheckInFile.format(record)))
     }
+
+    /// A grace period that ended longer ago than this is not acted on at start.
+    static let staleGrace: Int64 = 86_400
 
     /// `HH:MM` for minutes after midnight.
     public static func clock(_ minute: Int) -> String {

@@ -53,6 +53,8 @@ public struct EscalationCall: Equatable, Sendable {
     public var name: String
     public var round: Int
     public var at: Instant
+    /// How the call ended (`.ringing` while it is on).
+    public var outcome: CallOutcome = .ringing
 }
 
 public enum EscalationPhase: Equatable, Sendable {
@@ -75,14 +77,18 @@ public enum EscalationPhase: Equatable, Sendable {
 }
 
 public enum EscalationEnd: Equatable, Sendable {
-    /// A contact answered.
+    /// A contact answered by SMS.
     case replied
+    /// A contact picked up one of the ladder's calls: they know, and they can tell the others.
+    case answered
     /// Every round rang every contact.
     case roundsDone
     /// The person stopped the calls.
     case stopped
     /// The person sent "I'm OK now".
     case allClear
+    /// Taken from a backup: a restore never rings anyone.
+    case restored
 }
 
 /// What came of the last alerts.
@@ -90,6 +96,8 @@ public struct Aftercare: Equatable, Sendable {
     /// Why the last alerts went (nil: none since the device started).
     public internal(set) var purpose: AlertPurpose?
     public internal(set) var startedAt: Instant?
+    /// `startedAt` on the wall clock: what `escalation.txt` keeps across a restart.
+    public internal(set) var startedWall: WallTime?
     /// Replies from contacts not yet dismissed, oldest first. The first one is on screen.
     public internal(set) var replies: [ContactReply] = []
     /// Every reply from a contact since these alerts (or since start, with none), oldest first,
@@ -109,6 +117,9 @@ public struct Aftercare: Equatable, Sendable {
     public internal(set) var allClearSent = false
     /// Slots whose "delivered" the motor already told.
     var deliveredTold: UInt8 = 0
+    /// A contact picked up the ladder's call and it is still up: its end is theirs, not the
+    /// person's counselling call.
+    var ladderCallUp = false
 
     /// The slot being rung now, if any.
     public var ringing: Int? { if case .ringing(let s, _) = escalation { s } else { nil } }
@@ -148,6 +159,7 @@ extension DeviceCore {
         var a = Aftercare()
         a.purpose = purpose
         a.startedAt = now.instant
+        a.startedWall = now.wall
         a.replies = state.panic.aftercare.replies
         let p = settings.panic
         if p.escalateAfter > .zero && p.callRounds > 0 {
@@ -226,6 +238,7 @@ extension DeviceCore {
             startRound(1, at: now, effects: &effects)
         case .ringing(_, let since):
             guard now.instant - since >= settings.panic.ringFor else { return }
+            setCallOutcome(.unanswered)
             effects.append(.hangUp)
             state.panic.aftercare.escalation = .between(next: now.instant + Self.callGap)
         case .between(let next):
@@ -269,6 +282,7 @@ extension DeviceCore {
     /// ladder goes on after their call (`ringNext` waits while it is up).
     mutating func pauseEscalationForCall(at now: Moment, effects: inout [Effect]) {
         guard case .ringing(let slot, _) = state.panic.aftercare.escalation else { return }
+        setCallOutcome(.cut)
         effects.append(.hangUp)
         // That contact was not really rung: they are rung again after the person's call.
         state.panic.aftercare.toRing.insert(slot, at: 0)
@@ -277,14 +291,19 @@ extension DeviceCore {
 
     mutating func endEscalation(_ why: EscalationEnd, at now: Moment, effects: inout [Effect]) {
         guard state.panic.aftercare.escalation.isActive else { return }
-        if case .ringing = state.panic.aftercare.escalation { effects.append(.hangUp) }
+        if case .ringing = state.panic.aftercare.escalation {
+            setCallOutcome(.cut)
+            effects.append(.hangUp)
+        }
         state.panic.aftercare.escalation = .ended(why)
         state.panic.aftercare.toRing = []
         let words = switch why {
         case .replied: "a contact answered"
+        case .answered: "a contact picked up the call"
         case .roundsDone: "every round rang every contact"
         case .stopped: "the person stopped the calls"
         case .allClear: "the person sent \"I'm OK now\""
+        case .restored: "restored from a backup"
         }
         effects.append(.log("escalation calls ended: \(words)"))
     }
@@ -293,10 +312,47 @@ extension DeviceCore {
     /// the ladder on; any other is the counselling line's.
     mutating func callChanged(active: Bool, at now: Moment) {
         if case .ringing = state.panic.aftercare.escalation {
-            if !active { state.panic.aftercare.escalation = .between(next: now.instant + Self.callGap) }
+            if !active {
+                setCallOutcome(.unanswered)
+                state.panic.aftercare.escalation = .between(next: now.instant + Self.callGap)
+            }
+            return
+        }
+        // A contact who picked up the ladder's call hangs up: that call is over, and it was
+        // never the person's own.
+        if !active, state.panic.aftercare.ladderCallUp {
+            state.panic.aftercare.ladderCallUp = false
             return
         }
         state.panic.callActive = active
+    }
+
+    /// The modem says the call that is up was picked up. A contact of the ladder who answers
+    /// knows the person needs them: nobody else is rung (they all had the SMS; the one who
+    /// answered can call the others), the call stays up for as long as they talk, and the screen
+    /// says who it was (ANSWERED on their line). The person's own call answered changes nothing.
+    mutating func callAnswered(at now: Moment, effects: inout [Effect]) {
+        guard case .ringing(let slot, _) = state.panic.aftercare.escalation else { return }
+        setCallOutcome(.answered)
+        for k in state.panic.progress.indices where state.panic.progress[k].slot == slot {
+            state.panic.progress[k].acknowledged = true
+            state.panic.progress[k].answeredCall = true
+        }
+        state.panic.aftercare.ladderCallUp = true
+        state.panic.aftercare.escalation = .ended(.answered)
+        state.panic.aftercare.toRing = []
+        let name = state.panic.progress.first { $0.slot == slot }?.name ?? "?"
+        effects.append(.log("alert slot \(slot + 1) (\(name)) picked up the call; escalation calls ended: a contact picked up the call"))
+        state.display.lastActivity = now.instant
+        if state.display.asleep { wake(effects: &effects) }
+        signalReply(at: now.instant, effects: &effects)
+    }
+
+    /// The call of the ladder now on the line ended so (once: the first word stands).
+    private mutating func setCallOutcome(_ o: CallOutcome) {
+        guard let last = state.panic.aftercare.calls.indices.last,
+              state.panic.aftercare.calls[last].outcome == .ringing else { return }
+        state.panic.aftercare.calls[last].outcome = o
     }
 
     // MARK: "I'm OK now"

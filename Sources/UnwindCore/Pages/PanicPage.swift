@@ -69,6 +69,8 @@ public struct AlertProgress: Equatable, Sendable {
     /// network accepted of a longer message, or a submit whose answer never came (in doubt).
     /// Such a contact may be worried, so "I'm OK now" goes to them too.
     public var mayHaveReached: Bool
+    /// The contact picked up one of the ladder's calls (then `acknowledged` too).
+    public var answeredCall = false
 
     public init(slot: Int, name: String, number: PhoneNumber, delivery: AlertDelivery, acknowledged: Bool = false,
                 mayHaveReached: Bool = false) {
@@ -422,10 +424,28 @@ extension DeviceCore {
 
     /// Alerts from before a restart that the outbox is sending again: shown and felt as when
     /// PANIC sent them.
-    mutating func alertsResumed(_ progress: [AlertProgress], purpose: AlertPurpose = .panic, at now: Moment, effects: inout [Effect]) {
+    /// `queuedAt`: when the newest of them was queued. Alerts queued after the episode that
+    /// `escalation.txt` kept (the device died between the outbox's write and that file's) are a
+    /// new episode: their ladder starts from its wait.
+    mutating func alertsResumed(_ progress: [AlertProgress], purpose: AlertPurpose = .panic, queuedAt: WallTime? = nil,
+                                at now: Moment, effects: inout [Effect]) {
         guard !progress.isEmpty else { return }
-        for p in progress where !state.panic.progress.contains(where: { $0.slot == p.slot }) {
-            state.panic.progress.append(p)
+        let a = state.panic.aftercare
+        let stale = a.purpose != nil && queuedAt.map { q in a.startedWall.map { q.secondsSinceEpoch > $0.secondsSinceEpoch + 1 } ?? false } ?? false
+        if stale {
+            effects.append(.log("alerts from the outbox are newer than \(EscalationFile.name): what follows them starts again from its wait"))
+            state.panic.progress = []
+            state.panic.aftercare = Aftercare()
+        }
+        for p in progress {
+            // The outbox knows best where a message it still holds stands; what the contact did
+            // (replied, picked up) is the episode's, kept from `escalation.txt`.
+            if let i = state.panic.progress.firstIndex(where: { $0.slot == p.slot }) {
+                state.panic.progress[i].delivery = p.delivery
+                state.panic.progress[i].mayHaveReached = state.panic.progress[i].mayHaveReached || p.mayHaveReached
+            } else {
+                state.panic.progress.append(p)
+            }
         }
         state.panic.progress.sort { $0.slot < $1.slot }
         state.panic.allSentSignalled = false

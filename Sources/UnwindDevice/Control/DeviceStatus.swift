@@ -99,7 +99,8 @@ enum DeviceStatus {
         switch c {
         case .idle: "none"
         case .dialling(let n): "dialling \(n.text)"
-        case .active(let n): "in a call with \(n.text)"
+        case .active(let n): "calling \(n.text) (not answered yet)"
+        case .answered(let n): "in a call with \(n.text) (answered)"
         case .hangingUp: "hanging up"
         case .ended(let why): "ended (\(why))"
         case .failed(let why): "failed (\(why))"

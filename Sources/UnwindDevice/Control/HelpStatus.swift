@@ -29,12 +29,14 @@ extension DeviceStatus {
         case .ended(let why):
             escalation = switch why {
             case .replied: "ended: a contact replied"
+            case .answered: "ended: \(a.calls.last(where: { $0.outcome == .answered }).map { "slot \($0.slot + 1) (\($0.name))" } ?? "a contact") picked up the call"
             case .roundsDone: "ended: every round done"
             case .stopped: "ended: stopped by the person"
+            case .restored: "ended: restored from a backup (a restore never rings anyone)"
             case .allClear: "ended: \"I'm OK now\" sent"
             }
         }
-        let calls = a.calls.map { "slot \($0.slot + 1) (\($0.name)), round \($0.round), \(ago($0.at))" }
+        let calls = a.calls.map { "slot \($0.slot + 1) (\($0.name)), round \($0.round), \(ago($0.at)), \($0.outcome.rawValue)" }
         let checkIn: String
         if let deadline = settings.checkIn.deadline {
             var parts = ["daily at \(DeviceCore.clock(deadline)), \(settings.checkIn.grace.nanoseconds / 60_000_000_000) min grace"]

@@ -141,11 +141,19 @@ final class MaintainerDesk: ControlHandling {
             let before = persistence.writesAsked
             // All nine files as one change first: a kill mid-restore leaves the old state or the
             // new one, never a mix. The core's own saves that follow write the same state again.
-            persistence.saveAll((StateArchive.stateFiles + StateArchive.optionalFiles).compactMap { n in bytes[n].map { (name: n, bytes: $0) } })
+            let grace = core.state.checkIn.grace
+            persistence.saveAll((StateArchive.stateFiles + StateArchive.optionalFiles).compactMap { n in
+                state.bytes(of: n, archive: bytes, grace: grace).map { (name: n, bytes: $0) }
+            })
             device.maintain(.restore(totals: state.totals, history: state.history, mantras: state.mantras,
                               reminder: state.reminder, alertSlots: state.alertSlots))
             if let patterns = state.patterns { device.maintain(.setCustomPatterns(patterns)) }
             if let choice = state.choice, let c = choice { device.maintain(.setBreathingChoice(c)) }
+            // The help state through the core, so the running device takes it up (and writes it
+            // again as it then stands: its own grace period, its own alerts going on).
+            if let r = state.checkIn { device.maintain(.restoreCheckIn(r)) }
+            if let r = state.alertTest { device.maintain(.restoreAlertTest(r)) }
+            if let r = state.escalation { device.maintain(.restoreEscalation(r)) }
             return afterWrites(before, now, MaintenanceEdits.restoredMessage(state))
 
         case .modemCheck:

@@ -78,10 +78,11 @@ final class AlertNews: LoopParticipant {
         link.step(at: now, into: &updates)
         for u in updates {
             switch u {
-            case .resumed(let progress, let purpose): loop.apply(.alertsResumed(progress, purpose: purpose), at: now)
+            case .resumed(let progress, let purpose, let queuedAt): loop.apply(.alertsResumed(progress, purpose: purpose, queuedAt: queuedAt), at: now)
             case .delivery(let slot, let d): loop.apply(.alertDelivery(slot: slot, d), at: now)
             case .mayHaveReached(let slot): loop.apply(.alertMayHaveReached(slot: slot), at: now)
             case .call(let active): loop.apply(.callChanged(active: active), at: now)
+            case .callAnswered: loop.apply(.callAnswered, at: now)
             case .followUp(let slot, let purpose, let d): loop.apply(.followUpDelivery(slot: slot, purpose: purpose, d), at: now)
             case .reply(let reply): loop.apply(.replyReceived(reply), at: now)
             case .readiness(let r): loop.apply(.alertReadiness(r), at: now)

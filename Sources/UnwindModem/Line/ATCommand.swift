@@ -40,6 +40,9 @@ public enum ATCommand: Equatable, Sendable {
     case dial(PhoneNumber)
     /// `ATH`: hang up.
     case hangUp
+    /// `AT+CLCC`: the calls and their states (27.007 §7.18), asked while a call is up so that a
+    /// contact picking up is told apart from a phone still ringing.
+    case listCalls
     /// `AT+CFUN=1,1`: restart the modem.
     case reset
     /// A technician's command (`unwind modem at`): validated text that can neither send, store
@@ -81,6 +84,7 @@ public enum ATCommand: Equatable, Sendable {
         case .submit(let pdu): "AT+CMGS=\(pdu.tpduLength)"
         case .dial(let n): "ATD\(n.text);"
         case .hangUp: "ATH"
+        case .listCalls: "AT+CLCC"
         case .reset: "AT+CFUN=1,1"
         case .technician(let c): c.text
         case .enterPIN(let pin): "AT+CPIN=\"\(pin.digits)\""
@@ -108,6 +112,7 @@ public enum ATCommand: Equatable, Sendable {
         case .messageStorage: "+CPMS:"
         case .listMessages: "+CMGL:"
         case .readMessage: "+CMGR:"
+        case .listCalls: "+CLCC:"
         case .technician(let c): c.responsePrefix
         default: nil
         }

@@ -29,7 +29,7 @@ extension GSMModem {
         case .ready:
             break
         }
-        if case let (request, j)? = calls.next() {
+        if case let (request, j)? = calls.next(at: ctx.now) {
             start(request, .call(j))
         } else if case let (request, j)? = replies.nextUrgent() {
             start(request, .replies(j))

@@ -6,8 +6,14 @@ import UnwindCore
 /// later, the modem restarting, the line lost. A dial asked for while the previous call is
 /// still being hung up goes as soon as it is over (the ladder hangs up and dials the next
 /// contact in one breath).
+///
+/// `ATD…;` answers OK as soon as the modem starts the call, long before anyone picks up, so
+/// while a call is up the modem is asked `AT+CLCC` every `pollEvery`: a call listed active
+/// (stat 0) is answered. A modem that refuses `AT+CLCC` is not asked again during that call
+/// (then ringing and answered cannot be told apart, as before). Once answered, a list without
+/// the call means the other end hung up, even if its NO CARRIER was lost.
 struct Calls {
-    enum Job: Equatable { case dial, hangUp }
+    enum Job: Equatable { case dial, hangUp, listCalls }
     enum Request: Equatable { case dial(PhoneNumber, since: Instant), hangUp }
 
     let timeouts: ModemTimeouts
@@ -16,14 +22,20 @@ struct Calls {
     private(set) var request: Request?
     /// The next dial, waiting for the hang-up under way.
     private(set) var following: (number: PhoneNumber, since: Instant)?
+    /// When `AT+CLCC` is next due (nil: no call up, or the modem refused it).
+    private(set) var nextPoll: Instant?
+    static let pollEvery: Duration = .seconds(1)
 
     init(timeouts: ModemTimeouts) { self.timeouts = timeouts }
 
     /// A dial that waits for the modem fails visibly then.
     var deadline: Instant? {
         if case .dial(_, let since) = request { return since + timeouts.dialPatience }
-        return nil
+        return nextPoll
     }
+
+    /// Something to put on the line now.
+    func hasWork(at now: Instant) -> Bool { request != nil || nextPoll.map { now >= $0 } ?? false }
 
     mutating func dial(_ number: PhoneNumber, at instant: Instant, _ ctx: inout PolicyContext) {
         if state == .hangingUp {
@@ -49,7 +61,7 @@ struct Calls {
         case .dialling where !dialInFlight:
             request = nil
             set(.ended("cancelled"), &ctx)
-        case .dialling, .active:
+        case .dialling, .active, .answered:
             request = .hangUp
             set(.hangingUp, &ctx)
         case .hangingUp:
@@ -67,7 +79,11 @@ struct Calls {
     }
 
     /// In the ready modem's turn, before heals and alerts: a person is waiting on it.
-    mutating func next() -> (ATRequest, Job)? {
+    mutating func next(at now: Instant) -> (ATRequest, Job)? {
+        if request == nil, let due = nextPoll, now >= due, state.isAnswerable {
+            nextPoll = nil
+            return (ATRequest(.listCalls, timeout: timeouts.command), .listCalls)
+        }
         guard let r = request else { return nil }
         request = nil
         switch r {
@@ -80,7 +96,54 @@ struct Calls {
         switch job {
         case .dial: dialCompleted(r, &ctx)
         case .hangUp: hangUpCompleted(r, &ctx)
+        case .listCalls: listCompleted(r, &ctx)
         }
+    }
+
+    private mutating func listCompleted(_ r: ATResponse, _ ctx: inout PolicyContext) {
+        guard state.isAnswerable else { return }
+        guard r.outcome.isOK else {
+            // Not every modem lists calls; a timeout is the line's to heal. Either way the call
+            // goes on as "ringing or talking", and is not asked about again.
+            if case .timedOut = r.outcome { ctx.requests.append(.resynchronise(afterSubmit: false)) }
+            return
+        }
+        nextPoll = ctx.now + Self.pollEvery
+        switch (Self.voiceCall(in: r.lines), state) {
+        case (.active?, .active(let n)):
+            set(.answered(n), &ctx)
+        case (nil, .answered):
+            // Answered, and now gone from the list: the other end hung up.
+            nextPoll = nil
+            set(.ended("the other end hung up"), &ctx)
+            dialFollowing(&ctx)
+        default:
+            break
+        }
+    }
+
+    enum ListedCall: Equatable { case active, notYetActive }
+
+    /// The state of the device's own voice call in `AT+CLCC`'s lines: `+CLCC: <id>,<dir>,<stat>,
+    /// <mode>,<mpty>[,<number>,<type>…]` — dir 0 (mobile originated), mode 0 (voice), stat 0
+    /// (active), 1 held, 2 dialling, 3 alerting. Anything else on a line (missing fields, numbers
+    /// out of range, quotes, garbage) leaves that line out; nil: no such call listed.
+    static func voiceCall(in lines: [String]) -> ListedCall? {
+        var found: ListedCall?
+        for line in lines where line.hasPrefix("+CLCC:") {
+            let f = line.dropFirst(6).split(separator: ",", maxSplits: 5, omittingEmptySubsequences: false)
+            guard f.count >= 5 else { continue }
+            func small(_ s: Substring) -> Int? {
+                let t = String(s).trimmingSpaces
+                guard (1...3).contains(t.utf8.count), t.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+                return Int(t)
+            }
+            guard small(f[0]) != nil, small(f[1]) == 0, let stat = small(f[2]), stat <= 5, small(f[3]) == 0,
+                  let mpty = small(f[4]), mpty <= 1 else { continue }
+            if stat == 0 { return .active }
+            if stat <= 3 { found = .notYetActive }
+        }
+        return found
     }
 
     private mutating func dialCompleted(_ r: ATResponse, _ ctx: inout PolicyContext) {
@@ -105,7 +168,9 @@ struct Calls {
             return
         }
         switch r.outcome {
-        case .ok: set(.active(n), &ctx)
+        case .ok:
+            set(.active(n), &ctx)
+            nextPoll = ctx.now + Self.pollEvery
         case .callEnded(let why): set(.ended(why), &ctx)
         case .timedOut:
             set(.failed("no answer from the modem"), &ctx)
@@ -136,9 +201,21 @@ struct Calls {
     }
 
     private mutating func set(_ c: CallState, _ ctx: inout PolicyContext) {
+        if !c.isAnswerable { nextPoll = nil }
         if state != c {
             state = c
             ctx.events.append(.callChanged(c))
+        }
+    }
+}
+
+extension CallState {
+    /// A call the modem accepted: `AT+CLCC` tells whether it was picked up (and, once it was,
+    /// when it is over).
+    var isAnswerable: Bool {
+        switch self {
+        case .active, .answered: true
+        default: false
         }
     }
 }

@@ -113,7 +113,7 @@ enum PanicScreen {
                 let y = 20 + row * 7
                 ContactName.draw(r.name, of: .slot(r.slot, r.number), font: .small, x: 1, y: y, maxCharacters: 21, into: &fb)
                 // "CALLING", not "ringing": the device dialled; whether that phone rings, it cannot know.
-                let word = a.allClear.isEmpty && r.acknowledged ? "REPLIED"
+                let word = a.allClear.isEmpty && r.acknowledged ? (r.answeredCall ? "ANSWERED" : "REPLIED")
                     : a.allClear.isEmpty && a.ringing == r.slot ? "CALLING" : r.delivery.word
                 fb.text(word, font: .small, x: statusX, y: y, maxCharacters: 9)
                 row += 1

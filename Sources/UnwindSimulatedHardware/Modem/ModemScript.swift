@@ -110,6 +110,10 @@ public struct ModemScript: Equatable, Sendable {
     /// What happens when a number is dialled, by the number as dialled; others use `defaultDial`.
     public var dials: [String: DialPlan] = [:]
     public var defaultDial = DialPlan.rings
+    /// What `AT+CLCC` answers instead of the call's own line (hostile lines for the parser);
+    /// nil: the call as it stands. `listsCalls` false: `AT+CLCC` is an ERROR (a modem without it).
+    public var callList: [String]?
+    public var listsCalls = true
     /// The network's clock for the time stamps in what it sends (seconds since 1970, UTC).
     public var networkTime: Int64 = 1_767_225_600
 
@@ -146,6 +150,9 @@ public enum DialPlan: Equatable, Sendable {
     case endsAfter(Duration, String)
     /// ATD's final result is this (BUSY, NO CARRIER, ERROR, +CME ERROR: 30 …).
     case refused(String)
+    /// ATD answers OK; after `after` the contact picks up (`AT+CLCC` lists the call active),
+    /// and `hangsUpAfter` later hangs up (NO CARRIER).
+    case answers(after: Duration, hangsUpAfter: Duration)
 }
 
 /// One part the simulated network accepted (or, for `silence`, may have).

@@ -68,6 +68,11 @@ public struct ScriptedModem: Sendable {
     /// The call in progress: its number and when (if ever) it ends on its own.
     public internal(set) var callNumber: String?
     var callEnds: (at: Instant, line: String)?
+    /// When the contact picks up the call in progress (nil: never).
+    var callAnswers: Instant?
+    var callPickedUp = false
+    /// Every number that picked up, in order: the calls as the network saw them answered.
+    public internal(set) var answeredCalls: [String] = []
 
     public init(script: ModemScript) {
         self.script = script
@@ -82,7 +87,7 @@ public struct ScriptedModem: Sendable {
         case .awaitingPrompt(_, _, let at?): d = min(d ?? at, at)
         default: break
         }
-        for t in [scheduledReports.map(\.at).min(), callEnds?.at] { if let t { d = min(d ?? t, t) } }
+        for t in [scheduledReports.map(\.at).min(), callEnds?.at, callAnswers] { if let t { d = min(d ?? t, t) } }
         return d
     }
 
@@ -171,6 +176,8 @@ public struct ScriptedModem: Sendable {
         acknowledgementsDue = 0
         callNumber = nil
         callEnds = nil
+        callAnswers = nil
+        callPickedUp = false
     }
 
     // MARK: Input

@@ -71,7 +71,20 @@ extension ScriptedModem {
             calls.append("ATH")
             callNumber = nil
             callEnds = nil
+            callAnswers = nil
+            callPickedUp = false
             ok(now)
+        case "AT+CLCC":
+            guard script.listsCalls else { return send(["ERROR"], at: now) }
+            if let lines = script.callList {
+                send(lines + ["OK"], at: now)
+            } else if let n = callNumber {
+                // stat 0 active once picked up, 3 alerting before; voice, not multiparty.
+                let stat = callPickedUp || callAnswers.map({ now >= $0 }) == true ? 0 : 3
+                send(["+CLCC: 1,0,\(stat),0,0,\"\(n)\",\(n.hasPrefix("+") ? 145 : 129)", "OK"], at: now)
+            } else {
+                ok(now)
+            }
         case "AT+CFUN=1,1":
             ok(now)
             restart(at: now + .milliseconds(5), keepingOutput: true)

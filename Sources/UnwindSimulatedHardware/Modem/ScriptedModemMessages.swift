@@ -106,9 +106,17 @@ extension ScriptedModem {
 
     /// Reports and call ends that are due.
     mutating func networkTimers(_ now: Instant) {
+        if let at = callAnswers, now >= at, let n = callNumber {
+            // Picked up: from now on AT+CLCC lists the call active.
+            callAnswers = nil
+            callPickedUp = true
+            answeredCalls.append(n)
+        }
         if let end = callEnds, now >= end.at {
             callEnds = nil
             callNumber = nil
+            callAnswers = nil
+            callPickedUp = false
             send([end.line], at: now)
         }
         guard isAwake else { return }
@@ -148,6 +156,11 @@ extension ScriptedModem {
             ok(now)
         case .refused(let line):
             send([line], at: now)
+        case .answers(let after, let talk):
+            callNumber = number
+            callAnswers = now + after
+            callEnds = (now + after + talk, "NO CARRIER")
+            ok(now)
         }
     }
 

@@ -35,6 +35,8 @@ extension SimulatedModem {
     /// Rules the device broke. A correct device leaves this empty.
     public var violations: [String] { withScriptedModem { $0.violations } }
     public var calls: [String] { withScriptedModem { $0.calls } }
+    /// Every number that picked up a call, in order.
+    public var answeredCalls: [String] { withScriptedModem { $0.answeredCalls } }
     public var serviceCentre: String? { withScriptedModem { $0.serviceCentre } }
     /// When the first byte of the first `AT+CMGS` arrived.
     public var firstSubmitAt: Instant? { withScriptedModem { $0.firstSubmitAt } }

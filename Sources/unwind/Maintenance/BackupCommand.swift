@@ -11,7 +11,9 @@ struct BackupCommand: ParsableCommand {
         abstract: "Save the device's state (statistics, mantras, reminder, alert slots, unsent alerts) to a tar archive.",
         discussion: """
             The archive holds manifest.txt (format version, sizes and CRC-32s), the nine state files, the \
-            breathing choice and your own patterns (breathing.txt, patterns.txt) when there are, and the \
+            breathing choice and your own patterns (breathing.txt, patterns.txt), the last check-in, the last \
+            monthly test and what followed the last alerts (checkIn.txt, alertTest.txt, escalation.txt) when there \
+            are, and the \
             outbox's unsent messages; 'tar tvf FILE' lists it. A file that is missing is stored as what its \
             absence means (zeros, the shipped mantras, never, an empty slot). Safe while the device runs.
             """)

@@ -200,7 +200,11 @@ public struct OfflineState {
         case .restore(let files):
             let bytes = files.mapValues { [UInt8]($0) }
             let state = try MaintenanceEdits.restorable(bytes)
-            let files = (StateArchive.stateFiles + StateArchive.optionalFiles).compactMap { name in bytes[name].map { (name: name, bytes: $0) } }
+            // The device's own grace period stays; it is read as the device would load it.
+            let grace = (try? store.read(CheckInFile.name)).flatMap { $0 }.flatMap { try? CheckInFile.parseWithGrace($0).grace }
+            let files = (StateArchive.stateFiles + StateArchive.optionalFiles).compactMap { name in
+                state.bytes(of: name, archive: bytes, grace: grace).map { (name: name, bytes: $0) }
+            }
             try setAsideUnusable(files.map(\.name))
             do { try store.replaceAll(files) } catch { throw .failed("cannot restore (no state file changed): \(error)") }
             return .done(MaintenanceEdits.restoredMessage(state))
