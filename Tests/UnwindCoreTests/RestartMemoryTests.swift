@@ -255,7 +255,9 @@ import Testing
     /// A grace period that ended more than a day before the start is not acted on.
     @Test func aStaleGracePeriodSendsNothing() throws {
         var d = try Device(settings: Self.checkInSettings())
-        d.files[.checkIn] = "2026-11-19 confirmed\nreminding 2026-11-20 \(Self.midnight - 2 * 86_400 + 9 * 3600 + 1800)\n"
+        // One sum per statement: Debian's Swift 6.2 gives up type-checking the whole line.
+        let due: Int64 = Self.midnight - 2 * 86_400 + 9 * 3600 + 1800
+        d.files[.checkIn] = "2026-11-19 confirmed\nreminding 2026-11-20 \(due)\n"
         try d.restart(at: 7 * 3600, resumeSent: false)
         for t in stride(from: 7.0 * 3600, through: 7 * 3600 + 60, by: 1) { d.apply(.tick, t) }
         #expect(d.alerts.isEmpty)
@@ -265,7 +267,8 @@ import Testing
     /// Help was due while the device was off (less than a day ago): it goes at the start.
     @Test func aGracePeriodThatRanOutWhileOffSendsAtStart() throws {
         var d = try Device(settings: Self.checkInSettings())
-        d.files[.checkIn] = "reminding 2026-11-22 \(Self.midnight + 9 * 3600 + 1800)\n"
+        let due: Int64 = Self.midnight + 9 * 3600 + 1800
+        d.files[.checkIn] = "reminding 2026-11-22 \(due)\n"
         try d.restart(at: 11 * 3600, resumeSent: false)
         d.apply(.tick, 11 * 3600)
         #expect(d.alerts.map(\.request.purpose) == [.checkIn, .checkIn])

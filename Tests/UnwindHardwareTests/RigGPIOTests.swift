@@ -232,7 +232,7 @@ extension RigTests {
 
             // Held by another program: gpioset keeps line 7 low against the pull-up.
             try KernelRig.setPull(7, .up)
-            let holder = try RigChild("/usr/bin/gpioset", ["--mode=signal", KernelRig.chipPath, "7=0"])
+            let holder = try RigChild("/usr/bin/gpioset", KernelRig.gpiosetHolding(7, at: 0))
             defer { holder.stop() }
             let deadline = KernelRig.now() + .seconds(30)
             while try KernelRig.value(7) != 0 && KernelRig.now() < deadline && holder.isRunning {

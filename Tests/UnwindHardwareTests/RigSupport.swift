@@ -62,6 +62,17 @@ enum KernelRig {
     /// A line of the simulated chip as a configuration file writes it: gpiochip0:N.
     static func line(_ offset: Int) -> LineSelector { .offset(chip: chipName, line: offset) }
 
+    /// gpioset's arguments to hold a line at a value until it is signalled. The tools come with
+    /// the library the test runs against: libgpiod 1's want `--mode=signal CHIP N=V`; libgpiod
+    /// 2's hold until signalled anyway and take the chip with `-c` (the arm64 stage runs the rig
+    /// in Debian sid, which has them). gpionotify exists only among libgpiod 2's tools.
+    static func gpiosetHolding(_ offset: Int, at value: Int) -> [String] {
+        if access("/usr/bin/gpionotify", X_OK) == 0 {
+            return ["-c", chipPath, "\(offset)=\(value)"]
+        }
+        return ["--mode=signal", chipPath, "\(offset)=\(value)"]
+    }
+
     // MARK: gpio-sim's sysfs knobs
 
     enum Pull: String { case up = "pull-up", down = "pull-down" }

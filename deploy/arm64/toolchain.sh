@@ -32,7 +32,7 @@ base=${UNWIND_ARM64_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/unwind-arm64}
 mirror=${UNWIND_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 root=$base/toolchain
 # Bump when the recipe below changes: a cache made by another recipe is made again.
-recipe=3
+recipe=4
 
 log() { printf 'arm64-toolchain: %s\n' "$*" >&2; }
 die() { printf 'arm64-toolchain: error: %s\n' "$*" >&2; exit 1; }
@@ -83,7 +83,7 @@ build_cache() {
         # arm64 runtime libraries the tests load (multiarch).
         apt-get install -y -qq --no-install-recommends \
             swiftlang libc6-dev libstdc++-15-dev pkg-config git ca-certificates \
-            libgpiod-dev libi2c-dev libqrencode-dev zbar-tools strace procps file \
+            libgpiod-dev gpiod libi2c-dev libqrencode-dev zbar-tools strace procps file \
             binutils-aarch64-linux-gnu mmdebstrap dpkg-dev lintian fakeroot xz-utils \
             libc6:arm64 libstdc++6:arm64 libgcc-s1:arm64 libgpiod3:arm64 libi2c0:arm64 \
             libqrencode4:arm64 >/dev/null
