@@ -230,8 +230,24 @@ final class RigChild {
     init(_ path: String, _ arguments: [String]) throws {
         let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
+        // The child starts with no signal blocked and SIGTERM's default action: posix_spawn
+        // would hand it the mask of the spawning thread, and a test process may block SIGTERM
+        // (a stop-on-signal participant reads it from a signalfd). libgpiod 2's gpioset relies on
+        // the default action to end; libgpiod 1's took SIGTERM itself.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGTERM)
+        sigaddset(&defaults, SIGINT)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid = pid_t()
-        let r = posix_spawn(&pid, path, nil, nil, argv, environ)
+        let r = posix_spawn(&pid, path, nil, &attributes, argv, environ)
         guard r == 0 else { throw RigError("posix_spawn \(path): \(String(cString: strerror(r)))") }
         self.pid = pid
     }
@@ -243,12 +259,16 @@ final class RigChild {
         return !reaped
     }
 
-    /// SIGTERM, then waits for it to end.
+    /// SIGTERM, then waits for it to end; SIGKILL if it has not within 10 s (a tool that
+    /// ignores SIGTERM fails its test instead of hanging the guest until the rig's timeout).
     func stop() {
         guard isRunning else { return }
         kill(pid, SIGTERM)
+        let deadline = KernelRig.now() + .seconds(10)
+        while isRunning && KernelRig.now() < deadline { KernelRig.sleep(.milliseconds(20)) }
+        if isRunning { kill(pid, SIGKILL) }
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        while !reaped && waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         reaped = true
     }
 
