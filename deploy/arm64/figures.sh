@@ -2,7 +2,7 @@
 # figures.sh -- the daemon's weight on its board's architecture, beside x86_64: start-up in
 # instructions and memory, measured the same way for both (deploy/README.md has the results).
 #
-#   deploy/arm64/figures.sh [--arm64 BIN] [--sysroot DIR] [--x86-64 BIN] [--runs N]
+#   deploy/arm64/figures.sh [--arm64 BIN] [--sysroot DIR] [--x86-64 BIN] [--only instructions|memory]
 #
 #   --arm64 BIN     the aarch64 release `unwind` (default: deploy/arm64/build-deb.sh's, in the
 #                   toolchain cache)
@@ -37,11 +37,13 @@ root=$("$toolchain" path)
 arm64_bin=$root/build/arm64-release/aarch64-unknown-linux-gnu/release/unwind
 sysroot=$root/opt/arm64/trixie-sysroot
 x86_bin=.build/release/unwind
+only=
 while [ $# -gt 0 ]; do
     case $1 in
     --arm64) arm64_bin=$2; shift ;;
     --sysroot) sysroot=$2; shift ;;
     --x86-64) x86_bin=$2; shift ;;
+    --only) only=$2; shift ;;
     -h | --help) sed -n '3,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "figures.sh: unknown argument $1" >&2; exit 2 ;;
     esac
@@ -120,7 +122,7 @@ def guest_ranges():
     ranges = []
     for line in block:
         parts = line.split()
-        if len(parts) == 4 and "-" in parts[0]:
+        if len(parts) == 3 and "-" in parts[0]:
             a, b = parts[0].split("-")
             ranges.append((int(a, 16), int(b, 16)))
         elif ranges:
@@ -165,11 +167,18 @@ for arch in aarch64 x86_64; do
     [ "$arch" = x86_64 ] && bin=$x86_bin
     state=$work/state-$arch
     rm -rf "$state" "$work/out"
-    version=$(count "$arch" "$bin" --version)
-    first=$(count "$arch" "$bin" sim --headless "$work/first-frame.script" --out "$work/out" --state "$state" --no-frames)
-    rm -rf "$work/out"
-    again=$(count "$arch" "$bin" sim --headless "$work/first-frame.script" --out "$work/out" --state "$state" --no-frames)
-    rm -rf "$work/out" "$state"
+    version=- first=- again=- rss=- dirty=- clean=-
+    if [ "$only" != memory ]; then
+        version=$(count "$arch" "$bin" --version)
+        first=$(count "$arch" "$bin" sim --headless "$work/first-frame.script" --out "$work/out" --state "$state" --no-frames)
+        rm -rf "$work/out"
+        again=$(count "$arch" "$bin" sim --headless "$work/first-frame.script" --out "$work/out" --state "$state" --no-frames)
+        rm -rf "$work/out" "$state"
+    fi
+    if [ "$only" = instructions ]; then
+        printf '%-8s %12s %14s %14s %14s %22s\n' "$arch" "$(stat -c %s "$bin")" "$version" "$first" "$again" "-"
+        continue
+    fi
     # Five contacts, so that PANIC journals and sends five alerts (the scripted link takes them);
     # the files are the same on both architectures, so the x86_64 binary writes them.
     mkdir -p "$state"
