@@ -193,6 +193,30 @@ enum StatusReview {
         #expect(rig.line.parts[first...].prefix(3).allSatisfy { $0.submit.text.hasPrefix("Panic attack") })
     }
 
+    /// On a slow line (9600 baud) a flood of long texts from strangers and STATUS from a contact
+    /// keeps the device reading the SIM: a read in flight is the most that PANIC waits for.
+    @Test func aFloodOnASlowLineHoldsThePanicBackOneReadAtMost() throws {
+        func run(flood: Bool, name: String) throws -> Duration {
+            var script = ModemScript()
+            script.outputBaud = 9600
+            let rig = try StatusReview.rig(script, name: name)
+            if flood {
+                let long = String(repeating: "Ж", count: 70)   // UCS-2: a full PDU per read
+                for k in 0..<200 {
+                    rig.line.receiveSMS(from: k % 4 == 0 ? StatusReview.dad : "+1999555\(String(format: "%04d", k))", text: k % 4 == 0 ? "STATUS" : long)
+                }
+                rig.run(for: .seconds(2))
+            }
+            rig.press(.down(.panic))
+            let start = rig.time.instant
+            #expect(rig.run(until: { StatusReview.allSent(rig) }, for: .seconds(120)))
+            return rig.time.instant - start
+        }
+        let quiet = try run(flood: false, name: "slow-quiet")
+        let busy = try run(flood: true, name: "slow-busy")
+        #expect(busy <= quiet + .milliseconds(500), "PANIC to all sent at 9600 baud: \(busy) in the flood, \(quiet) without")
+    }
+
     /// STATUS in UCS-2 with a surrogate pair after it, and split in two UCS-2 parts in the wrong
     /// order with a duplicate: one answer, to Dad.
     @Test func ucs2PartsOutOfOrderAndDuplicated() throws {
