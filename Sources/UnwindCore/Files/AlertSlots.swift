@@ -434,4 +434,10 @@ extension AlertSlotState {
     public static func slot(sending sender: String, in slots: [AlertSlotState], counselling: PhoneNumber?) -> Int? {
         Self.slots(sending: sender, in: slots, counselling: counselling).first
     }
+
+    /// The slot whose contact sent `reply`: as `slot(sending:)`, and never for a sender that is
+    /// a name (an alphanumeric sender may spell any number).
+    public static func slot(of reply: IncomingReply, in slots: [AlertSlotState], counselling: PhoneNumber?) -> Int? {
+        reply.fromName ? nil : slot(sending: reply.from, in: slots, counselling: counselling)
+    }
 }

@@ -445,7 +445,9 @@ extension DeviceCore {
     /// within the limits, to the number the slot stores.
     mutating func statusRequested(_ reply: IncomingReply, at now: Moment, effects: inout [Effect]) {
         effects.append(.markRepliesSeen([reply.id]))
-        let slots = AlertSlotState.slots(sending: reply.from, in: state.panic.slots, counselling: state.panic.counselling.dialNumber)
+        // A sender that is a name is nobody's number, whatever it spells.
+        let slots = reply.fromName ? []
+            : AlertSlotState.slots(sending: reply.from, in: state.panic.slots, counselling: state.panic.counselling.dialNumber)
         var numbers: [PhoneNumber] = []
         for s in slots { if case .ready(let a) = state.panic.slots[s], !numbers.contains(a.number) { numbers.append(a.number) } }
         func refuse(_ outcome: StatusRequestNote.Outcome, slot: Int?) {
