@@ -325,8 +325,11 @@ public struct StatusTexts: Equatable, Sendable {
     /// Records from the future — the wall clock was set back since they were made (by hand, by
     /// NTP after a clock that ran ahead, a board without a real-time clock starting at an old
     /// time) — are re-dated to `now`: they count in full from now, so setting a clock back never
-    /// opens a limit, and shuts one at most for the limit's own length (a day) once. Allocation-
-    /// free; returns whether a record moved.
+    /// opens a limit, and shuts one at most for the limit's own length (a day) from when the
+    /// device first sees it (in memory: nothing is written for it — the file keeps what was
+    /// written, and a start with a clock still wrong re-dates again). Allocation-free; returns
+    /// whether a record moved.
+    @discardableResult
     mutating func settleClock(at now: WallTime) -> Bool {
         var moved = false
         for k in sent.indices where sent[k].at.secondsSinceEpoch > now.secondsSinceEpoch {
@@ -534,9 +537,7 @@ extension DeviceCore {
         // One person in two slots — in any two forms of one number — gets one answer; a number two
         // different contacts could have sent from is nobody's to answer.
         guard numbers.allSatisfy({ $0.isSameNumber(asSender: numbers[0].text) }) else { return refuse(.ambiguous(slots), slot: nil) }
-        if state.statusTexts.settleClock(at: now.wall) {
-            effects.append(.save(.statusTexts, StatusTextsFile.format(state.statusTexts.sent)))
-        }
+        state.statusTexts.settleClock(at: now.wall)
         if let why = state.statusTexts.refusal(slot: first, at: now.wall) { return refuse(why, slot: first) }
         // One SMS, always: signed with `device.name` when the answer then fits one (160 GSM-7
         // characters, or 70 when the name needs UCS-2 — what else is wrong left out first), else
@@ -591,9 +592,7 @@ extension DeviceCore {
     /// one has lasted `maintainerAfter` (at most once a day each) and when a problem they were
     /// told of has stayed away `recoveryPatience`. Allocation-free unless a text goes.
     mutating func tickMaintainer(at now: Moment, effects: inout [Effect]) {
-        if state.statusTexts.settleClock(at: now.wall) {
-            effects.append(.save(.statusTexts, StatusTextsFile.format(state.statusTexts.sent)))
-        }
+        state.statusTexts.settleClock(at: now.wall)
         let present = presentProblems()
         for (i, p) in DeviceProblem.allCases.enumerated() {
             if present & p.bit != 0 {
