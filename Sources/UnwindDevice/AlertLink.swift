@@ -51,6 +51,8 @@ public enum AlertLinkUpdate: Equatable, Sendable {
     case readiness(AlertReadiness)
     /// The modem's signal changed (`+CSQ` rssi; nil: not known): a STATUS answer says it.
     case signal(Int?)
+    /// What became of a text that is not an alert (`DeviceText.token`): sent, unconfirmed, dropped.
+    case textOutcome(token: Int, DeviceTextOutcome)
 }
 
 /// The panic path through the GSM modem: every request goes to the journaled outbox first
@@ -72,6 +74,8 @@ public final class ModemAlertLink: AlertLink {
         var toldReached = false
     }
     private var tracked: [Followed] = []
+    /// Texts that are not alerts, until the modem says what became of them.
+    private var texts: [(id: MessageID, token: Int)] = []
     /// Reported at the first step, then empty.
     private var resumed: [AlertProgress] = []
     private var resumedPurpose: AlertPurpose = .panic
@@ -121,7 +125,9 @@ public final class ModemAlertLink: AlertLink {
         }
     }
 
-    public func sendText(_ text: DeviceText, at now: Moment) { modem.sendNotice(text.message, at: now) }
+    public func sendText(_ text: DeviceText, at now: Moment) {
+        texts.append((modem.sendNotice(text.message, at: now), text.token))
+    }
 
     public func dial(_ number: PhoneNumber, at now: Moment) { modem.dial(number, at: now.instant) }
     public func hangUp() { modem.hangUp() }
@@ -164,6 +170,11 @@ public final class ModemAlertLink: AlertLink {
             signal = .some(rssi)
             updates.append(.signal(rssi))
         }
+        texts.removeAll { t in
+            guard let outcome = modem.message(t.id).flatMap(Self.textOutcome) else { return false }
+            updates.append(.textOutcome(token: t.token, outcome))
+            return true
+        }
         var i = 0
         while i < tracked.count {
             let t = tracked[i]
@@ -184,6 +195,16 @@ public final class ModemAlertLink: AlertLink {
     }
 
     public func close() { modem.close() }
+
+    /// What became of a text that is not an alert, once the modem is done with it (nil: not yet).
+    static func textOutcome(_ m: MessageStatus) -> DeviceTextOutcome? {
+        switch m.state {
+        case .sent, .delivered: .sent
+        case .cancelled: m.mayHaveReached ? .unconfirmed : .dropped(m.lastProblem.map { "\($0)" } ?? "not sent in time")
+        case .failed(let p): .dropped(p.description)
+        case .queued, .sending, .retrying: nil
+        }
+    }
 
     static func delivery(_ s: MessageState) -> AlertDelivery {
         switch s {

@@ -192,7 +192,22 @@ public final class GSMModem {
             logger.notice("alert \(entry.id) to \(alert.name) (\(alert.number.text)) queued; \(alert.encoding)")
         }
         ctx.statusChanged()
+        noticeGivesWay(at: moment)
         return entry.id
+    }
+
+    /// An alert was asked for while a notice (a STATUS answer, the maintainer's text) is on the
+    /// wire: the notice is withdrawn (before its prompt: the prompt is closed with ESC) or, its
+    /// PDU written, no longer waited for (`Delivery`: unconfirmed, never doubted against an alert).
+    private func noticeGivesWay(at moment: Moment) {
+        guard case .delivery(.submit(let id, _))? = job, delivery.isNotice(id) else { return }
+        ctx.now = max(ctx.now, moment.instant)
+        ctx.wall = moment.wall
+        let written = engine.withdraw(into: &atEvents)
+        logger.notice("\(id): an alert needs the line; the text \(written ? "is not waited for" : "is withdrawn at its prompt")")
+        guard written else { return }
+        process()
+        flush()
     }
 
     /// A maintainer's test message: sent like an alert but never journaled, so it cannot be

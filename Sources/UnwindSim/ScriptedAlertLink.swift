@@ -89,9 +89,13 @@ public final class ScriptedAlertLink: AlertLink {
     }
 
     /// Texts that are not alerts (STATUS answers, the maintainer's), as asked: a scripted link
-    /// has no network, so they are only recorded.
+    /// has no network, so they are only recorded — and reported sent at the next step.
     public private(set) var texts: [DeviceText] = []
-    public func sendText(_ text: DeviceText, at now: Moment) { texts.append(text) }
+    private var textNews: [Int] = []
+    public func sendText(_ text: DeviceText, at now: Moment) {
+        texts.append(text)
+        textNews.append(text.token)
+    }
 
     public func dial(_ number: PhoneNumber, at now: Moment) {
         calls.append((now.instant, "dial \(number.text)"))
@@ -148,6 +152,8 @@ public final class ScriptedAlertLink: AlertLink {
         callNews.removeAll()
         for r in readinessNews { updates.append(.readiness(r)) }
         readinessNews.removeAll()
+        for t in textNews { updates.append(.textOutcome(token: t, .sent)) }
+        textNews.removeAll()
         for slot in cancelled { updates.append(.delivery(slot: slot, .cancelled)) }
         cancelled.removeAll()
         var i = 0

@@ -35,7 +35,16 @@ import Testing
 
     mutating func text(_ body: String, from: String = mum, _ s: Double) {
         replies += 1
+        let k = effects.count
         core.apply(.replyReceived(IncomingReply(id: "r\(replies)", from: from, text: body)), at: at(s), effects: &effects)
+        confirmTexts(since: k, at: s)
+    }
+
+    /// A network that takes every text: each `.sendText` from `effects[k...]` is reported sent.
+    mutating func confirmTexts(since k: Int, at s: Double) {
+        for case .sendText(let t) in Array(effects[k...]) {
+            core.apply(.deviceTextOutcome(token: t.token, .sent), at: at(s), effects: &effects)
+        }
     }
 
     var answers: [DeviceText] { effects.compactMap { if case .sendText(let t) = $0 { t } else { nil } } }
@@ -165,7 +174,10 @@ import Testing
     }
 
     /// A clock set back does not open the limits; a record far in the future (a clock that was
-    /// wrong when it was written) does not close them for good.
+    /// wrong when it was written, or is wrong now) does not close them for good: it is re-dated
+    /// to now and counts for the limit's own length — a day for the daily limit — from then.
+    /// (Before the review of issue 28 a record over a day ahead was ignored: a clock set back
+    /// two days opened every limit.)
     @Test func recordsFromTheFuture() throws {
         let soon = StatusTextRecord(at: WallTime(secondsSinceEpoch: Self.midnight + 3600), kind: .answer(slot: 0))
         var back = try StatusBySMSTests(records: [soon])
@@ -174,7 +186,10 @@ import Testing
         let far = StatusTextRecord(at: WallTime(secondsSinceEpoch: Self.midnight + 10 * 86_400), kind: .answer(slot: 0))
         var wrong = try StatusBySMSTests(records: Array(repeating: far, count: 10))
         wrong.text("STATUS", 60)
-        #expect(wrong.answers.count == 1)
+        #expect(wrong.answers.isEmpty, "ten answers count, from now")
+        #expect(wrong.core.state.statusTexts.sent.allSatisfy { $0.at.secondsSinceEpoch == Self.midnight + 60 })
+        wrong.text("STATUS", 86_400 + 61)
+        #expect(wrong.answers.count == 1, "a day later, open again")
     }
 
     // MARK: The words
@@ -268,7 +283,11 @@ import Testing
     }
 
     mutating func run(_ a: Double, _ b: Double, every step: Double = 1) {
-        for s in stride(from: a, through: b, by: step) { core.apply(.tick, at: at(s), effects: &effects) }
+        for s in stride(from: a, through: b, by: step) {
+            let k = effects.count
+            core.apply(.tick, at: at(s), effects: &effects)
+            confirmTexts(since: k, at: s)
+        }
     }
 
     /// No contacts for an hour: one text; fixed: one more after five minutes; broken again the

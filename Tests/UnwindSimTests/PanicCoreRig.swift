@@ -88,6 +88,7 @@ final class PanicCoreRig {
             case .reply(let r): apply(.replyReceived(r))
             case .readiness(let r): apply(.alertReadiness(r))
             case .signal(let rssi): apply(.modemSignal(rssi))
+            case .textOutcome(let token, let outcome): apply(.deviceTextOutcome(token: token, outcome))
             }
         }
         apply(.tick)

@@ -38,6 +38,8 @@ public enum DeviceEvent: Equatable, Sendable {
     case alertReadiness(AlertReadiness)
     /// The modem: its signal changed (`+CSQ` rssi 0–31, 99 unknown; nil: not known), for STATUS answers.
     case modemSignal(Int?)
+    /// The modem: what became of a text the device sent on its own (`DeviceText.token`).
+    case deviceTextOutcome(token: Int, DeviceTextOutcome)
     /// The edge: the display, the motor or the SD card started failing (or works again).
     case deviceProblem(DeviceProblem, failing: Bool)
 
@@ -120,6 +122,7 @@ extension DeviceCore {
         case .replyReceived(let reply): replyReceived(reply, at: now, effects: &effects)
         case .alertReadiness(let r): readinessChanged(r, at: now, effects: &effects)
         case .modemSignal(let rssi): state.statusTexts.signal = rssi
+        case .deviceTextOutcome(let token, let outcome): deviceTextOutcome(token: token, outcome, at: now, effects: &effects)
         case .deviceProblem(let p, let failing): deviceProblem(p, failing: failing)
         case .maintainer(let change): return apply(change, at: now, effects: &effects)
         }

@@ -379,16 +379,18 @@ public struct CounsellingLine: Equatable, Sendable {
 
 extension PhoneNumber {
     /// Whether an SMS from `sender` came from this number. Networks give the same phone as
-    /// `+17785551234`, `17785551234`, `0017785551234` or national `7785551234` / `07785551234`;
-    /// a national form matches the international one when it is its ending (at least 7
-    /// digits) and what is left over is a country code (1 to 3 digits).
+    /// `+17785551234`, `17785551234`, `0017785551234`, `01117785551234` or national
+    /// `7785551234` / `07785551234`. A national form is the *whole* national significant
+    /// number — what follows the country code (ITU-T E.164: the codes are prefix-free, so the
+    /// digits say where it ends) — alone or after one trunk prefix (`0`; `1` under +1, `8`
+    /// under +7): never a shorter ending (`85551234` is not +1 778 555 1234).
     ///
     /// `known`: the digits of the international numbers the device has (the contacts stored with
-    /// "+", the counselling line). When there are some, a national form matches only under a
-    /// country code one of them starts with: a stranger abroad whose number ends in a national
-    /// contact's digits (`+44 604 555 7654` for a contact stored as `604 555 7654` next to
-    /// `+1…` numbers) is not taken for the contact. With none, the country cannot be known and
-    /// any 1–3 digit code is accepted.
+    /// "+", the counselling line). A contact stored in national form has no country of its own:
+    /// when there are known numbers, an international sender matches it only under one of their
+    /// country codes — a stranger abroad whose number ends in a national contact's digits
+    /// (`+44 604 555 7654` for a contact stored as `604 555 7654` next to `+1…` numbers) is not
+    /// taken for the contact. With none, the country cannot be known and any code is accepted.
     public func isSameNumber(asSender sender: String, known: [String] = []) -> Bool {
         var plus = false
         var digits: [UInt8] = []
@@ -408,21 +410,62 @@ extension PhoneNumber {
         let a = canonical(digits, plus: plus)
         let b = canonical(Array(self.digits.utf8), plus: isInternational)
         if a.digits == b.digits { return true }
-        // One side national, the other international (or a country code written without "+").
-        func nationalCore(_ d: [UInt8]) -> [UInt8] { d.first == 0x30 ? Array(d.dropFirst()) : d }
-        let homes = known.map { Array($0.utf8) }
-        func ends(_ long: [UInt8], with short: [UInt8]) -> Bool {
-            let extra = long.count - short.count
-            guard short.count >= 7, (1...3).contains(extra), Array(long.suffix(short.count)) == short else { return false }
-            let code = Array(long.prefix(extra))
-            return homes.isEmpty || homes.contains { $0.starts(with: code) }
+        let homes = known.compactMap { Self.countryCode(Array($0.utf8)) }
+        // `national` is the national form of the international `full` (country code and number).
+        func isNational(_ national: [UInt8], of full: [UInt8], codeKnown: Bool) -> Bool {
+            guard let code = Self.countryCode(full), full.count - code.count >= 4 else { return false }
+            if !codeKnown && !homes.isEmpty && !homes.contains(code) { return false }
+            let number = Array(full.dropFirst(code.count))
+            // Where the country code is a guess (no "+" said so), a national number is 7 digits or more.
+            if !codeKnown && number.count < 7 { return false }
+            if national == number { return true }
+            guard national.count == number.count + 1, Array(national.dropFirst()) == number else { return false }
+            return Self.trunkPrefixes(code).contains(national[0])
         }
-        let na = nationalCore(a.digits), nb = nationalCore(b.digits)
-        if !a.international && ends(b.digits, with: na) { return true }
-        if !b.international && ends(a.digits, with: nb) { return true }
-        // Both without "+", one with the country code: 17785551234 and 7785551234.
-        if !a.international && !b.international { return ends(a.digits, with: nb) || ends(b.digits, with: na) }
-        return false
+        switch (a.international, b.international) {
+        case (false, true): return isNational(a.digits, of: b.digits, codeKnown: true)
+        case (true, false):
+            // A contact stored in national form, perhaps with its trunk prefix.
+            return isNational(b.digits, of: a.digits, codeKnown: false)
+        case (false, false):
+            // Both without "+": one may carry the country code (17785551234 and 7785551234), or
+            // both a trunk prefix or not (07785551234 and 7785551234).
+            if a.digits.first == 0x30, Array(a.digits.dropFirst()) == b.digits { return true }
+            if b.digits.first == 0x30, Array(b.digits.dropFirst()) == a.digits { return true }
+            return isNational(a.digits, of: b.digits, codeKnown: false) || isNational(b.digits, of: a.digits, codeKnown: false)
+        case (true, true):
+            return false
+        }
+    }
+
+    /// The E.164 country code `digits` begin with (1 to 3 digits; nil when they begin with 0).
+    /// The assigned codes are prefix-free: +1 and +7 alone; two digits for 20, 27, 30–34, 36,
+    /// 39, 40, 41, 43–49, 51–58, 60–66, 81, 82, 84, 86, 90–95, 98; three for every other.
+    static func countryCode(_ digits: [UInt8]) -> [UInt8]? {
+        guard let f = digits.first.map({ Int($0) - 0x30 }), (1...9).contains(f) else { return nil }
+        if f == 1 || f == 7 { return [digits[0]] }
+        guard digits.count >= 3 else { return nil }
+        let s = Int(digits[1]) - 0x30
+        let two: Bool = switch f {
+        case 2: s == 0 || s == 7
+        case 3: [0, 1, 2, 3, 4, 6, 9].contains(s)
+        case 4: s != 2
+        case 5: (1...8).contains(s)
+        case 6: (0...6).contains(s)
+        case 8: [1, 2, 4, 6].contains(s)
+        default: [0, 1, 2, 3, 4, 5, 8].contains(s)  // 9
+        }
+        return Array(digits.prefix(two ? 2 : 3))
+    }
+
+    /// The trunk prefixes a national number may be dialled with under `code`: 0 everywhere a
+    /// network writes it, 1 in North America (+1), 8 in Russia and Kazakhstan (+7).
+    static func trunkPrefixes(_ code: [UInt8]) -> [UInt8] {
+        switch code {
+        case [0x31]: [0x30, 0x31]
+        case [0x37]: [0x30, 0x38]
+        default: [0x30]
+        }
     }
 }
 
@@ -433,5 +476,11 @@ extension AlertSlotState {
     /// national form belongs to (see `PhoneNumber.isSameNumber(asSender:known:)`).
     public static func slot(sending sender: String, in slots: [AlertSlotState], counselling: PhoneNumber?) -> Int? {
         Self.slots(sending: sender, in: slots, counselling: counselling).first
+    }
+
+    /// The slot whose contact sent `reply`: as `slot(sending:)`, and never for a sender that is
+    /// a name (an alphanumeric sender may spell any number).
+    public static func slot(of reply: IncomingReply, in slots: [AlertSlotState], counselling: PhoneNumber?) -> Int? {
+        reply.fromName ? nil : slot(sending: reply.from, in: slots, counselling: counselling)
     }
 }

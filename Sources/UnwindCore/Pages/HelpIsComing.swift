@@ -183,7 +183,7 @@ extension DeviceCore {
     /// A STATUS request goes its own way (StatusBySMS.swift): the person never sees it.
     mutating func replyReceived(_ reply: IncomingReply, at now: Moment, effects: inout [Effect]) {
         if settings.statusTexts.isStatusRequest(reply.text) { return statusRequested(reply, at: now, effects: &effects) }
-        guard let slot = contactSlot(sending: reply.from), case .ready(let contact) = state.panic.slots[slot] else { return }
+        guard let slot = contactSlot(of: reply), case .ready(let contact) = state.panic.slots[slot] else { return }
         guard !state.panic.aftercare.replies.contains(where: { $0.id == reply.id }) else { return }
         state.panic.aftercare.replies.append(ContactReply(id: reply.id, slot: slot, name: contact.name,
                                                           number: contact.number, text: reply.text))
@@ -212,9 +212,10 @@ extension DeviceCore {
         }
     }
 
-    /// The slot whose contact sent from `sender`, in any of the forms a network gives a number.
-    func contactSlot(sending sender: String) -> Int? {
-        AlertSlotState.slot(sending: sender, in: state.panic.slots, counselling: state.panic.counselling.dialNumber)
+    /// The slot whose contact sent `reply`, in any of the forms a network gives a number (a
+    /// sender that is a name is nobody's).
+    func contactSlot(of reply: IncomingReply) -> Int? {
+        AlertSlotState.slot(of: reply, in: state.panic.slots, counselling: state.panic.counselling.dialNumber)
     }
 
     /// The person saw the first reply on screen.

@@ -14,18 +14,23 @@ public enum AlertPurpose: String, Equatable, Hashable, Sendable, CaseIterable {
 /// after that). `id` is stable across restarts: the person's "dismiss" is remembered by it.
 public struct IncomingReply: Equatable, Hashable, Sendable {
     public var id: String
-    /// The sender as the network gave it: digits with or without a leading "+" (it may also be
-    /// alphanumeric for a service sender, which never matches a contact).
+    /// The sender as the network gave it: digits with or without a leading "+", or the name of
+    /// an alphanumeric sender (`fromName`).
     public var from: String
     public var text: String
     /// The service centre's time stamp, when it could be read.
     public var sent: WallTime?
+    /// The sender is a name (type of address alphanumeric, 0xD0), not a number: whatever it
+    /// spells — a contact's number too, which anyone can set at a bulk-SMS gateway — it never
+    /// matches a contact.
+    public var fromName: Bool
 
-    public init(id: String, from: String, text: String, sent: WallTime? = nil) {
+    public init(id: String, from: String, text: String, sent: WallTime? = nil, fromName: Bool = false) {
         self.id = id
         self.from = from
         self.text = text
         self.sent = sent
+        self.fromName = fromName
     }
 }
 

@@ -59,11 +59,24 @@ public struct DeviceText: Equatable, Sendable {
     }
     public var kind: Kind
     public var message: AlertSlot
+    /// Names this text when the modem says what became of it (`DeviceEvent.deviceTextOutcome`).
+    public var token: Int
 
-    public init(kind: Kind, message: AlertSlot) {
+    public init(kind: Kind, message: AlertSlot, token: Int = 0) {
         self.kind = kind
         self.message = message
+        self.token = token
     }
+}
+
+/// What became of a text the device sent on its own, as the modem saw it.
+public enum DeviceTextOutcome: Equatable, Sendable {
+    /// The network accepted it (`+CMGS`).
+    case sent
+    /// Its PDU went and no confirmation came: it may have gone (it is not sent again).
+    case unconfirmed
+    /// It never went: refused, or not sent in time (behind alerts, with no network).
+    case dropped(String)
 }
 
 /// What keeps the device from doing its job while SMS itself still works: the maintainer is
@@ -202,10 +215,19 @@ public struct StatusRequestNote: Equatable, Sendable {
         case ambiguous([Int])
         /// The answer could not be made a valid SMS (should not happen; logged).
         case unsendable(String)
+        /// The answer is on its way: the modem has not said yet what became of it.
+        case sending
+        /// The answer's PDU went, and no confirmation came: it may have reached the contact.
+        case unconfirmed
+        /// The answer never went (refused by the network, or not sent in time).
+        case notSent(String)
 
         public var words: String {
             switch self {
             case .answered: "answered"
+            case .sending: "answering (the answer is on its way)"
+            case .unconfirmed: "answered, not confirmed by the network (it may have gone)"
+            case .notSent(let why): "not answered: the answer could not be sent (\(why))"
             case .tooSoon: "not answered: this contact had an answer less than 10 minutes ago"
             case .dailyLimit: "not answered: \(StatusLimits.perDay) answers in the last 24 hours"
             case .notAContact: "not answered: not an alert contact"
@@ -218,6 +240,15 @@ public struct StatusRequestNote: Equatable, Sendable {
     /// 0-based; nil for a stranger (or an ambiguous number).
     public var slot: Int?
     public var outcome: Outcome
+    /// The answer's `DeviceText.token`, while its outcome is awaited.
+    var token: Int?
+}
+
+/// A text asked of the modem whose outcome is not known yet. It counts against the limits as
+/// if sent; it is written to `statusTexts.txt` only once the network has (or may have) taken it.
+struct PendingText: Equatable, Sendable {
+    var token: Int
+    var record: StatusTextRecord
 }
 
 /// The limits on answers: what a STATUS may cost, whoever sends it and however often.
@@ -229,6 +260,8 @@ public enum StatusLimits {
     static let maintainerEvery: Int64 = 86_400
     /// A problem the maintainer was told of must stay away this long to count as over.
     static let recoveryPatience: Duration = .seconds(300)
+    /// A maintainer's text that could not be sent is asked for again after this.
+    static let maintainerRetry: Duration = .seconds(600)
 }
 
 /// Where the STATUS answers and the maintainer's texts stand.
@@ -246,8 +279,15 @@ public struct StatusTexts: Equatable, Sendable {
     var sinceInstant: [Instant?] = Array(repeating: nil, count: DeviceProblem.allCases.count)
     /// By `DeviceProblem`: since when a problem the maintainer was told of has been away.
     var clearSince: [Instant?] = Array(repeating: nil, count: DeviceProblem.allCases.count)
-    /// Problems the maintainer was told of and not yet of their end (from the file at start).
+    /// Problems the maintainer was told of (or a text about is on its way) and not yet of their
+    /// end (from the file at start).
     var told: UInt8 = 0
+    /// Texts asked of the modem, their outcome awaited.
+    var pending: [PendingText] = []
+    var nextToken = 1
+    /// By `DeviceProblem`: a maintainer's text about it that could not be sent is asked for
+    /// again from then.
+    var retryAt: [Instant?] = Array(repeating: nil, count: DeviceProblem.allCases.count)
     /// The modem's last signal (`+CSQ` rssi, 99 unknown; nil: not heard).
     public internal(set) var signal: Int?
 
@@ -266,17 +306,50 @@ public struct StatusTexts: Equatable, Sendable {
         if requests.count > Self.notesKept { requests.removeFirst(requests.count - Self.notesKept) }
     }
 
+    /// A text asked of the modem: pending until its outcome; returns its token.
+    mutating func ask(_ r: StatusTextRecord) -> Int {
+        let token = nextToken
+        nextToken = nextToken == Int.max ? 1 : nextToken + 1
+        pending.append(PendingText(token: token, record: r))
+        // The modem drops what it cannot send in 10 minutes: an outcome never told (a link
+        // without a modem) must not hold the limits for ever.
+        if pending.count > StatusTextsFile.kept { pending.removeFirst(pending.count - StatusTextsFile.kept) }
+        return token
+    }
+
     mutating func record(_ r: StatusTextRecord) {
         sent.append(r)
         if sent.count > StatusTextsFile.kept { sent.removeFirst(sent.count - StatusTextsFile.kept) }
     }
 
+    /// Records from the future — the wall clock was set back since they were made (by hand, by
+    /// NTP after a clock that ran ahead, a board without a real-time clock starting at an old
+    /// time) — are re-dated to `now`: they count in full from now, so setting a clock back never
+    /// opens a limit, and shuts one at most for the limit's own length (a day) from when the
+    /// device first sees it (in memory: nothing is written for it — the file keeps what was
+    /// written, and a start with a clock still wrong re-dates again). Allocation-free; returns
+    /// whether a record moved.
+    @discardableResult
+    mutating func settleClock(at now: WallTime) -> Bool {
+        var moved = false
+        for k in sent.indices where sent[k].at.secondsSinceEpoch > now.secondsSinceEpoch {
+            sent[k].at = now
+            moved = true
+        }
+        for k in pending.indices where pending[k].record.at.secondsSinceEpoch > now.secondsSinceEpoch {
+            pending[k].record.at = now
+            moved = true
+        }
+        return moved
+    }
+
     /// Whether an answer to `slot` may go at `now`, or why not. A record from the future (a
     /// clock set back) within a day still counts: the limits must not open by moving a clock.
+    /// Answers on their way count as sent.
     func refusal(slot: Int, at now: WallTime) -> StatusRequestNote.Outcome? {
         let t = now.secondsSinceEpoch
         var today = 0
-        for r in sent {
+        for r in sent + pending.map(\.record) {
             guard case .answer(let s) = r.kind else { continue }
             let age = t - r.at.secondsSinceEpoch
             guard age > -StatusLimits.day, age < StatusLimits.day else { continue }
@@ -319,8 +392,11 @@ public enum StatusAnswer {
     /// The answer, at most one SMS of 160 characters: the device's name, whether a PANIC would
     /// go out now and if not why, the signal, the last monthly test, and what else is wrong.
     /// Nothing about the person's sessions, moods or other contacts.
+    /// `limit`: the characters one SMS holds (160, or 70 in UCS-2); what else is wrong is left
+    /// out to fit it, and, with `cut`, the rest cut at it.
     public static func text(name: String, readiness: AlertReadiness?, notReadySince: WallTime?, signal: Int?,
-                            lastTest: AlertTestRecord?, problems: [DeviceProblem], now: WallTime, zone: TimeZone) -> String {
+                            lastTest: AlertTestRecord?, problems: [DeviceProblem], now: WallTime, zone: TimeZone,
+                            limit: Int = AlertSlot.messageLimit, cut: Bool = true) -> String {
         var head = "\(name): "
         if let r = readiness {
             if r.isReady {
@@ -345,7 +421,7 @@ public enum StatusAnswer {
         while true {
             let also = extra.isEmpty ? "" : " Also: " + extra.joined(separator: "; ") + "."
             let s = head + tail + also
-            if s.count <= AlertSlot.messageLimit || extra.isEmpty { return String(s.prefix(AlertSlot.messageLimit)) }
+            if s.count <= limit || extra.isEmpty { return cut ? String(s.prefix(limit)) : s }
             extra.removeLast()
         }
     }
@@ -445,7 +521,9 @@ extension DeviceCore {
     /// within the limits, to the number the slot stores.
     mutating func statusRequested(_ reply: IncomingReply, at now: Moment, effects: inout [Effect]) {
         effects.append(.markRepliesSeen([reply.id]))
-        let slots = AlertSlotState.slots(sending: reply.from, in: state.panic.slots, counselling: state.panic.counselling.dialNumber)
+        // A sender that is a name is nobody's number, whatever it spells.
+        let slots = reply.fromName ? []
+            : AlertSlotState.slots(sending: reply.from, in: state.panic.slots, counselling: state.panic.counselling.dialNumber)
         var numbers: [PhoneNumber] = []
         for s in slots { if case .ready(let a) = state.panic.slots[s], !numbers.contains(a.number) { numbers.append(a.number) } }
         func refuse(_ outcome: StatusRequestNote.Outcome, slot: Int?) {
@@ -456,23 +534,39 @@ extension DeviceCore {
         guard let first = slots.first, case .ready(let contact) = state.panic.slots[first] else {
             return refuse(.notAContact, slot: nil)
         }
-        // One person in two slots gets one answer; a number two different contacts could have
-        // sent from is nobody's to answer.
-        guard numbers.count == 1 else { return refuse(.ambiguous(slots), slot: nil) }
+        // One person in two slots — in any two forms of one number — gets one answer; a number two
+        // different contacts could have sent from is nobody's to answer.
+        guard numbers.allSatisfy({ $0.isSameNumber(asSender: numbers[0].text) }) else { return refuse(.ambiguous(slots), slot: nil) }
+        state.statusTexts.settleClock(at: now.wall)
         if let why = state.statusTexts.refusal(slot: first, at: now.wall) { return refuse(why, slot: first) }
-        let words = StatusAnswer.text(name: settings.statusTexts.deviceName, readiness: state.panic.readiness.current,
-                                      notReadySince: state.panic.readiness.notReadySinceWall, signal: state.statusTexts.signal,
-                                      lastTest: state.panic.readiness.lastTest, problems: currentProblems,
-                                      now: now.wall, zone: settings.timeZone)
-        let message: AlertSlot
-        do { message = try AlertSlot(name: contact.name, number: contact.number, message: words) } catch {
-            return refuse(.unsendable(error.description), slot: first)
+        // One SMS, always: signed with `device.name` when the answer then fits one (160 GSM-7
+        // characters, or 70 when the name needs UCS-2 — what else is wrong left out first), else
+        // with "Unwind".
+        func answer(_ name: String, limit: Int, cut: Bool) throws(AlertFieldError) -> AlertSlot? {
+            let words = StatusAnswer.text(name: name, readiness: state.panic.readiness.current,
+                                          notReadySince: state.panic.readiness.notReadySinceWall, signal: state.statusTexts.signal,
+                                          lastTest: state.panic.readiness.lastTest, problems: currentProblems,
+                                          now: now.wall, zone: settings.timeZone, limit: limit, cut: cut)
+            guard words.count <= AlertSlot.messageLimit else { return nil }
+            let m = try AlertSlot(name: contact.name, number: contact.number, message: words)
+            return m.encoding.isSinglePart ? m : nil
         }
-        state.statusTexts.note(StatusRequestNote(at: now.wall, slot: first, outcome: .answered))
-        state.statusTexts.record(StatusTextRecord(at: now.wall, kind: .answer(slot: first)))
-        effects.append(.save(.statusTexts, StatusTextsFile.format(state.statusTexts.sent)))
-        effects.append(.sendText(DeviceText(kind: .statusAnswer(slot: first), message: message)))
-        effects.append(.log("STATUS by SMS from alert slot \(first + 1) (\(contact.name)): answered"))
+        let name = settings.statusTexts.deviceName
+        let message: AlertSlot
+        do {
+            guard let m = try answer(name, limit: AlertSlot.messageLimit, cut: false)
+                    ?? answer(name, limit: SMSEncoding.singlePartUnits, cut: false)
+                    ?? answer(StatusTextSettings.defaultName, limit: AlertSlot.messageLimit, cut: true) else {
+                return refuse(.unsendable("no answer fits one SMS"), slot: first)
+            }
+            message = m
+        } catch {
+            return refuse(.unsendable(String(describing: error)), slot: first)
+        }
+        let token = state.statusTexts.ask(StatusTextRecord(at: now.wall, kind: .answer(slot: first)))
+        state.statusTexts.note(StatusRequestNote(at: now.wall, slot: first, outcome: .sending, token: token))
+        effects.append(.sendText(DeviceText(kind: .statusAnswer(slot: first), message: message, token: token)))
+        effects.append(.log("STATUS by SMS from alert slot \(first + 1) (\(contact.name)): answering"))
     }
 
     /// The problems there now, in `DeviceProblem`'s order.
@@ -498,6 +592,7 @@ extension DeviceCore {
     /// one has lasted `maintainerAfter` (at most once a day each) and when a problem they were
     /// told of has stayed away `recoveryPatience`. Allocation-free unless a text goes.
     mutating func tickMaintainer(at now: Moment, effects: inout [Effect]) {
+        state.statusTexts.settleClock(at: now.wall)
         let present = presentProblems()
         for (i, p) in DeviceProblem.allCases.enumerated() {
             if present & p.bit != 0 {
@@ -508,6 +603,7 @@ extension DeviceCore {
                 }
                 guard state.statusTexts.told & p.bit == 0, let began = state.statusTexts.sinceInstant[i],
                       now.instant - began >= settings.statusTexts.maintainerAfter,
+                      state.statusTexts.retryAt[i].map({ now.instant >= $0 }) ?? true,
                       !state.statusTexts.lastTold(p, at: now.wall) else { continue }
                 if textMaintainer(p, recovered: false, at: now, effects: &effects) { state.statusTexts.told |= p.bit }
             } else {
@@ -530,17 +626,57 @@ extension DeviceCore {
     private mutating func textMaintainer(_ p: DeviceProblem, recovered: Bool, at now: Moment, effects: inout [Effect]) -> Bool {
         guard let number = settings.statusTexts.maintainer else { return false }
         let i = DeviceProblem.allCases.firstIndex(of: p)!
-        let words = StatusAnswer.maintainerText(name: settings.statusTexts.deviceName, problem: p, since: state.statusTexts.since[i],
+        // One SMS: signed "Unwind" when `device.name` would make it two.
+        var words = ""
+        var message: AlertSlot?
+        for name in [settings.statusTexts.deviceName, StatusTextSettings.defaultName] where message?.encoding.isSinglePart != true {
+            words = StatusAnswer.maintainerText(name: name, problem: p, since: state.statusTexts.since[i],
                                                 recovered: recovered, now: now.wall, zone: settings.timeZone)
-        guard let message = try? AlertSlot(name: "Maintainer", number: number, message: words) else {
+            message = try? AlertSlot(name: "Maintainer", number: number, message: words)
+        }
+        guard let message else {
             effects.append(.log("maintainer: could not make a text of \(String(reflecting: words))"))
             return false
         }
-        state.statusTexts.record(StatusTextRecord(at: now.wall, kind: recovered ? .recovered(p) : .problem(p)))
-        effects.append(.save(.statusTexts, StatusTextsFile.format(state.statusTexts.sent)))
-        effects.append(.sendText(DeviceText(kind: .maintainer, message: message)))
+        let token = state.statusTexts.ask(StatusTextRecord(at: now.wall, kind: recovered ? .recovered(p) : .problem(p)))
+        effects.append(.sendText(DeviceText(kind: .maintainer, message: message, token: token)))
         effects.append(.log("maintainer texted: \(words)"))
         return true
+    }
+
+    /// The modem's word on a text the device sent on its own. Only what the network took (or
+    /// may have: a copy may have cost) is kept in `statusTexts.txt` and shown as sent; a text
+    /// that never went is shown so, counts against no limit, and — the maintainer's — is asked
+    /// for again after `StatusLimits.maintainerRetry` (its end: once the problem has stayed
+    /// away `recoveryPatience` again).
+    mutating func deviceTextOutcome(token: Int, _ outcome: DeviceTextOutcome, at now: Moment, effects: inout [Effect]) {
+        guard let k = state.statusTexts.pending.firstIndex(where: { $0.token == token }) else { return }
+        let record = state.statusTexts.pending.remove(at: k).record
+        let note: StatusRequestNote.Outcome
+        switch outcome {
+        case .sent, .unconfirmed:
+            state.statusTexts.record(record)
+            effects.append(.save(.statusTexts, StatusTextsFile.format(state.statusTexts.sent)))
+            note = outcome == .sent ? .answered : .unconfirmed
+        case .dropped(let why):
+            note = .notSent(why)
+            switch record.kind {
+            case .answer: break
+            case .problem(let p):
+                let i = DeviceProblem.allCases.firstIndex(of: p)!
+                state.statusTexts.told &= ~p.bit
+                state.statusTexts.retryAt[i] = now.instant + StatusLimits.maintainerRetry
+            case .recovered(let p):
+                let i = DeviceProblem.allCases.firstIndex(of: p)!
+                state.statusTexts.told |= p.bit
+                state.statusTexts.clearSince[i] = nil
+            }
+            effects.append(.log("a text the device sent on its own was not sent (\(why)); not counted as sent"))
+        }
+        if let n = state.statusTexts.requests.firstIndex(where: { $0.token == token }) {
+            state.statusTexts.requests[n].outcome = note
+            state.statusTexts.requests[n].token = nil
+        }
     }
 
     /// At start: the texts `statusTexts.txt` remembers; a problem whose last text said it began

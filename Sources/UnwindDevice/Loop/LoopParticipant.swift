@@ -87,6 +87,7 @@ final class AlertNews: LoopParticipant {
             case .reply(let reply): loop.apply(.replyReceived(reply), at: now)
             case .readiness(let r): loop.apply(.alertReadiness(r), at: now)
             case .signal(let rssi): loop.apply(.modemSignal(rssi), at: now)
+            case .textOutcome(let token, let outcome): loop.apply(.deviceTextOutcome(token: token, outcome), at: now)
             }
         }
     }

@@ -98,6 +98,8 @@ public struct ATEngine: Sendable {
     private var pduEcho: String = ""
     /// A repeated `+CMGS` was dropped: the OK that follows it belongs to it too.
     private var droppingStaleResult = false
+    /// The submit waiting for its prompt is no longer wanted: the prompt is closed with ESC.
+    private var withdrawn = false
     /// `+CDS: <length>` or `+CMT: …` seen: the next line is its PDU, whatever is in flight.
     private var unsolicitedPDUHeader: String?
     /// The lines kept for the command in flight: a modem that floods the line must not grow
@@ -160,6 +162,26 @@ public struct ATEngine: Sendable {
         if carriageReturn { output.append(0x0D) }
         abandon(into: &events)
         drain(from: now)
+    }
+
+    /// The submit in flight is no longer wanted (an alert needs the line). Waiting for its
+    /// prompt: nothing of it has been written, and nothing will be — the prompt, when it comes,
+    /// is closed with ESC (a modem that queues what it is sent until its prompt would take
+    /// anything else as the message), and the command ends `.abandoned`; so does a prompt that
+    /// never comes. Its PDU written: it ends `.abandoned` now, its `+CMGS` (if any) comes as a
+    /// late confirmation. Returns whether the PDU had been written.
+    @discardableResult
+    public mutating func withdraw(into events: inout [ATEvent]) -> Bool {
+        switch phase {
+        case .prompt:
+            withdrawn = true
+            return false
+        case .result(let r, _, _):
+            finish(r.command, .abandoned, into: &events)
+            return true
+        default:
+            return false
+        }
     }
 
     /// Ends any command in flight as `.abandoned` without writing anything (the modem restarted).
@@ -225,7 +247,7 @@ public struct ATEngine: Sendable {
         case .prompt(let r, let t) where now >= t:
             // Close a prompt that may still come; never type into it.
             output.append(0x1B)
-            finish(r.command, .promptTimedOut, into: &events)
+            finish(r.command, withdrawn ? .abandoned : .promptTimedOut, into: &events)
             drain(from: now)
         case .result(let r, let t, let reference) where now >= t:
             if let reference {
@@ -246,6 +268,13 @@ public struct ATEngine: Sendable {
     }
 
     private mutating func prompt(at now: Instant, into events: inout [ATEvent]) {
+        if case .prompt(let r, _) = phase, drainingUntil == nil, withdrawn {
+            // No longer wanted: closed, nothing typed into it.
+            output.append(0x1B)
+            finish(r.command, .abandoned, into: &events)
+            drain(from: now)
+            return
+        }
         if case .prompt(let r, _) = phase, drainingUntil == nil, case .submit(let pdu) = r.command {
             output.append(contentsOf: pdu.hex)
             output.append(0x1A)
@@ -402,6 +431,7 @@ public struct ATEngine: Sendable {
     private mutating func finish(_ command: ATCommand, _ outcome: ATOutcome, into events: inout [ATEvent]) {
         phase = .idle
         droppingStaleResult = false
+        withdrawn = false
         echo = ""
         pduEcho = ""
         events.append(.completed(command, ATResponse(outcome, lines: info)))

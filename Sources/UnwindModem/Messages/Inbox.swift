@@ -7,6 +7,8 @@ public struct StoredReply: Equatable, Sendable {
     /// the SIM) gets the same id, and is not stored twice.
     public var id: String
     public var from: String
+    /// `from` is an alphanumeric sender's name, never a number (whatever it spells).
+    public var fromName = false
     public var text: String
     /// The service centre's time stamp, when it was a real time.
     public var sent: WallTime?
@@ -23,13 +25,14 @@ public struct StoredReply: Equatable, Sendable {
     /// is then known for what it is).
     public var group: String?
 
-    public var reply: IncomingReply { IncomingReply(id: id, from: from, text: text, sent: sent) }
+    public var reply: IncomingReply { IncomingReply(id: id, from: from, text: text, sent: sent, fromName: fromName) }
 }
 
 /// One part of a long reply, held on the card until the rest comes.
 struct HeldPart: Equatable {
     var group: String
     var from: String
+    var fromName = false
     var sent: WallTime?
     var alphabet: ReceivedAlphabet
     var reference: Int
@@ -48,6 +51,7 @@ struct HeldPart: Equatable {
 ///
 ///     unwind-reply 1
 ///     from <sender: +digits, digits, or a service's name>
+///     from-name yes          (only for an alphanumeric sender: a name, never a number)
 ///     received <unix seconds, the device's clock>
 ///     sent <unix seconds from the service centre's stamp, or ->
 ///     sequence <n>
@@ -57,7 +61,7 @@ struct HeldPart: Equatable {
 ///     group <key>            (only for a long reply)
 ///     text <the text; "\" is written "\\" and a line break "\n">
 ///
-/// `<group>-<part>.part`: `unwind-reply-part 1`, then `from`, `sent`, `alphabet`
+/// `<group>-<part>.part`: `unwind-reply-part 1`, then `from` (and `from-name`), `sent`, `alphabet`
 /// (gsm7|ucs2|data), `reference`, `parts`, `part`, `fingerprint` (16 hex digits) and `payload`
 /// (the part's septets or octets in hex). Every field is validated on reading; a file that fails
 /// is set aside as `<name>.corrupt-<time>`.
@@ -143,22 +147,23 @@ public final class Inbox {
     /// was already stored). Throws when the card refused: the message must stay on the SIM.
     public func accept(_ m: SMSDeliver, at wall: WallTime, instant: Instant) throws(StoreError) -> [StoredReply] {
         let id = Self.replyID(m.fingerprint)
+        let name = m.sender.kind == .alphanumeric
         guard let c = m.concatenation else {
             if reply(id) != nil { return [] }
-            return [try store(id: id, from: m.sender.text, text: m.text, sent: m.serviceCentreTime, parts: 1, missing: 0,
-                              group: nil, at: wall)]
+            return [try store(id: id, from: m.sender.text, fromName: name, text: m.text, sent: m.serviceCentreTime, parts: 1,
+                              missing: 0, group: nil, at: wall)]
         }
-        let group = Self.groupKey(from: m.sender.text, reference: c.reference, parts: c.parts)
+        let group = Self.groupKey(from: m.sender.text, name: name, reference: c.reference, parts: c.parts)
         // The same group within the hour is the same message (its parts are stamped minutes
         // apart at most); later, the sender's 8-bit reference has come round again: a new one.
         if let done = replies.last(where: { $0.group == group && Self.closeInTime($0.sent, m.serviceCentreTime) }) {
             // A copy of a part already in a whole reply (read again after a restart): nothing new.
             // A part that comes after its reply was shown without it: shown on its own.
             if done.missingParts == 0 || reply(id) != nil { return [] }
-            return [try store(id: id, from: m.sender.text, text: "… " + m.text, sent: m.serviceCentreTime, parts: 1,
-                              missing: 0, group: nil, at: wall)]
+            return [try store(id: id, from: m.sender.text, fromName: name, text: "… " + m.text, sent: m.serviceCentreTime,
+                              parts: 1, missing: 0, group: nil, at: wall)]
         }
-        let part = HeldPart(group: group, from: m.sender.text, sent: m.serviceCentreTime, alphabet: m.alphabet,
+        let part = HeldPart(group: group, from: m.sender.text, fromName: name, sent: m.serviceCentreTime, alphabet: m.alphabet,
                             reference: c.reference, parts: c.parts, part: c.part, payload: m.payload, fingerprint: m.fingerprint)
         try storage.replace(Self.partName(part), with: Array(Self.format(part).utf8))
         held.removeAll { $0.group == group && $0.part == c.part }
@@ -215,13 +220,13 @@ public final class Inbox {
 
     // MARK: Storing
 
-    private func store(id: String, from: String, text: String, sent: WallTime?, parts: Int, missing: Int, group: String?,
-                       at wall: WallTime) throws(StoreError) -> StoredReply {
+    private func store(id: String, from: String, fromName: Bool = false, text: String, sent: WallTime?, parts: Int, missing: Int,
+                       group: String?, at wall: WallTime) throws(StoreError) -> StoredReply {
         // 255 parts of UCS-2 would outgrow a small file: the rest is cut, visibly.
         let text = text.unicodeScalars.count > Self.maximumText / 4
             ? String(String.UnicodeScalarView(text.unicodeScalars.prefix(Self.maximumText / 4))) + "…" : text
-        let r = StoredReply(id: id, from: from, text: text, sent: sent, received: wall, sequence: nextSequence, seen: false,
-                            parts: parts, missingParts: missing, group: group)
+        let r = StoredReply(id: id, from: from, fromName: fromName, text: text, sent: sent, received: wall, sequence: nextSequence,
+                            seen: false, parts: parts, missingParts: missing, group: group)
         try storage.replace(id + Self.replyExtension, with: Array(Self.format(r).utf8))
         nextSequence = min(nextSequence + 1, 1 << 40)
         replies.append(r)
@@ -254,7 +259,7 @@ public final class Inbox {
         let id = Self.replyID(h)
         var r: StoredReply
         if let existing = reply(id) { r = existing } else {
-            r = try store(id: id, from: first.from, text: text, sent: first.sent, parts: first.parts, missing: missing,
+            r = try store(id: id, from: first.from, fromName: first.fromName, text: text, sent: first.sent, parts: first.parts, missing: missing,
                           group: group, at: wall)
         }
         for p in parts { try storage.remove(Self.partName(p)) }
@@ -280,8 +285,9 @@ public final class Inbox {
 
     static func replyID(_ h: UInt64) -> String { "r" + hex16(h) }
 
-    static func groupKey(from: String, reference: Int, parts: Int) -> String {
-        "g" + hex16(fnv(Array("\(from)|\(reference)|\(parts)".utf8)))
+    /// A name's parts are never joined with a number's that spells the same.
+    static func groupKey(from: String, name: Bool = false, reference: Int, parts: Int) -> String {
+        "g" + hex16(fnv(Array("\(name ? "name:" : "")\(from)|\(reference)|\(parts)".utf8)))
     }
 
     static func partName(_ p: HeldPart) -> String { "\(p.group)-\(p.part)\(partExtension)" }

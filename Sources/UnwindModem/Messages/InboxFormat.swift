@@ -24,6 +24,7 @@ extension Inbox {
     static func format(_ r: StoredReply) -> String {
         var s = "unwind-reply 1\n"
         s += "from \(escape(r.from))\n"
+        if r.fromName { s += "from-name yes\n" }
         s += "received \(r.received.secondsSinceEpoch)\n"
         s += "sent \(r.sent.map { String($0.secondsSinceEpoch) } ?? "-")\n"
         s += "sequence \(r.sequence)\n"
@@ -38,6 +39,7 @@ extension Inbox {
     static func format(_ p: HeldPart) -> String {
         var s = "unwind-reply-part 1\n"
         s += "from \(escape(p.from))\n"
+        if p.fromName { s += "from-name yes\n" }
         s += "sent \(p.sent.map { String($0.secondsSinceEpoch) } ?? "-")\n"
         s += "alphabet \(p.alphabet.rawValue)\n"
         s += "reference \(p.reference)\n"
@@ -117,6 +119,13 @@ extension Inbox {
             return WallTime(secondsSinceEpoch: t)
         }
 
+        /// `from-name yes` after `from`, or nothing (a number).
+        mutating func fromName() throws(InboxFileProblem) -> Bool {
+            guard let v = try optional("from-name") else { return false }
+            guard v == "yes" else { throw .malformed("from-name", line: i) }
+            return true
+        }
+
         func end() throws(InboxFileProblem) {
             if i < lines.count { throw .malformed(String(lines[i].prefix(20)), line: i + 1) }
         }
@@ -125,6 +134,7 @@ extension Inbox {
     static func parseReply(_ bytes: [UInt8], id: String) throws(InboxFileProblem) -> StoredReply {
         var l = try Lines(bytes, header: "unwind-reply 1")
         let from = unescape(try l.field("from"))
+        let fromName = try l.fromName()
         guard let received = try l.time("received") else { throw .malformed("received", line: l.i) }
         let sent = try l.time("sent")
         let sequence = try l.number("sequence", in: 0...(1 << 40))
@@ -138,13 +148,14 @@ extension Inbox {
         let text = unescape(try l.field("text"))
         try l.end()
         guard isKey(id) else { throw .malformed("id", line: 0) }
-        return StoredReply(id: id, from: from, text: text, sent: sent, received: received, sequence: sequence,
+        return StoredReply(id: id, from: from, fromName: fromName, text: text, sent: sent, received: received, sequence: sequence,
                            seen: seenText == "yes", parts: parts, missingParts: missing, group: group)
     }
 
     static func parsePart(_ bytes: [UInt8]) throws(InboxFileProblem) -> HeldPart {
         var l = try Lines(bytes, header: "unwind-reply-part 1")
         let from = unescape(try l.field("from"))
+        let fromName = try l.fromName()
         let sent = try l.time("sent")
         guard let alphabet = ReceivedAlphabet(rawValue: String(try l.field("alphabet"))) else { throw .malformed("alphabet", line: l.i) }
         let reference = try l.number("reference", in: 0...0xFFFF)
@@ -157,7 +168,8 @@ extension Inbox {
             throw .malformed("payload", line: l.i)
         }
         try l.end()
-        return HeldPart(group: groupKey(from: from, reference: reference, parts: parts), from: from, sent: sent, alphabet: alphabet,
+        return HeldPart(group: groupKey(from: from, name: fromName, reference: reference, parts: parts), from: from, fromName: fromName,
+                        sent: sent, alphabet: alphabet,
                         reference: reference, parts: parts, part: part, payload: payload, fingerprint: fingerprint)
     }
 

@@ -21,10 +21,18 @@ import UnwindCore
 /// - What an error means is `SubmitVerdict`'s table; retries never stop on their own, except
 ///   for an unassigned number.
 /// - Texts that are not alerts (a STATUS answer, the maintainer's: *notices*) come last: one
-///   goes only while no other message waits — a PANIC batch pending holds them all — its
-///   confirmation is waited for no longer than `shortestFirstWait`, so an alert asked for
-///   meanwhile waits seconds at worst, and one not sent within `noticePatience` or
-///   `noticeAttempts` is dropped: news that old is wrong news, and each copy costs.
+///   goes only while no other message waits and no alert's answer may still come — a PANIC
+///   batch pending holds them all — its confirmation is waited for no longer than
+///   `shortestFirstWait`, and one not sent within `noticePatience` or `noticeAttempts` is
+///   dropped: news that old is wrong news, and each copy costs.
+/// - A notice never makes an alert wait or doubt. An alert asked for while a notice is on the
+///   wire takes the line: a notice still waiting for its prompt is withdrawn (the prompt closed
+///   with ESC, nothing of it sent; it goes again after the alerts), one whose PDU went is not
+///   waited for. A notice whose confirmation did not come is *unconfirmed* — it may have gone,
+///   it is not sent again (a copy costs, and the contact can ask again) — and is never *open*:
+///   the line is resynchronised (`AT` until a clean `OK`: a modem that takes one command at a
+///   time has then finished it, and its late `+CMGS` came before that `OK`), and the alerts'
+///   answers are theirs.
 struct Delivery {
     enum Job: Equatable {
         case pduMode(MessageID)
@@ -224,17 +232,23 @@ struct Delivery {
             if t.notice && held { continue }
             var due = t.inAttempt || heldUntil == nil ? t.nextAttempt : max(t.nextAttempt, heldUntil ?? t.nextAttempt)
             if !t.inAttempt, t.entry.attempts > 0, let doubt { due = max(due, doubt) }
+            if t.notice, let doubt { due = max(due, doubt) }
             if d == nil || due < d! { d = due }
         }
         return d
     }
+
+    /// Whether `id` is a notice (a text that is not an alert).
+    func isNotice(_ id: MessageID) -> Bool { index(id).map { tracked[$0].notice } ?? false }
 
     /// Some message that is not a notice is still to be sent (or retried).
     var alertWaiting: Bool { tracked.contains { !$0.notice && !$0.cancelRequested && !Self.isFailed($0.state) } }
 
     private mutating func nextMessage(canSend: Bool, now: Instant) -> Int? {
         expireOpen(now)
-        let held = alertWaiting
+        // A notice waits while an alert is to be sent, or an alert's answer may still come (its
+        // own answer would be one more that cannot be told apart).
+        let held = alertWaiting || !open.isEmpty
         if let k = tracked.firstIndex(where: { $0.inAttempt && $0.nextAttempt <= now && !$0.cancelRequested && !($0.notice && held) }) {
             return k
         }
@@ -298,6 +312,7 @@ struct Delivery {
             if case .submitted = r.outcome { logger.notice("\(id): a cancelled message's part \(part) had already gone") }
             return
         }
+        if tracked[k].notice, noticeEnded(k, written: written, r, &ctx) { return }
         switch r.outcome {
         case .submitted(let mr):
             expireOpen(ctx.now)
@@ -505,6 +520,34 @@ struct Delivery {
         }
         persist(k, &ctx)
         ctx.statusChanged()
+    }
+
+    /// A notice's submit that ended withdrawn or without its confirmation (true: dealt with).
+    /// Withdrawn before its prompt, nothing of it went: it goes again after the alerts, the
+    /// attempt not counted. Its PDU written and no confirmation: unconfirmed, never open (see
+    /// the type's notes) — finished, and the line resynchronised.
+    private mutating func noticeEnded(_ k: Int, written: Bool, _ r: ATResponse, _ ctx: inout PolicyContext) -> Bool {
+        let id = tracked[k].entry.id
+        switch r.outcome {
+        case .abandoned where !written:
+            tracked[k].inAttempt = false
+            tracked[k].entry.attempts = max(0, tracked[k].entry.attempts - 1)
+            tracked[k].nextAttempt = ctx.now
+            tracked[k].state = .queued
+            logger.notice("\(id): withdrawn before its prompt (an alert needs the line); nothing of it went, it goes after the alerts")
+            ctx.statusChanged()
+            return true
+        case .abandoned, .timedOut(afterPrompt: true), .ok:
+            tracked[k].mayHaveGone = true
+            tracked[k].inAttempt = false
+            tracked[k].lastProblem = .noConfirmation
+            logger.warning("\(id): not an alert, written and not confirmed (\(r.outcome)): it may have gone; not sent again, and no alert's answer is taken for it")
+            ctx.requests.append(.resynchronise(afterSubmit: true))
+            finishCancel(k, &ctx)
+            return true
+        default:
+            return false
+        }
     }
 
     /// Notices past their time (or their attempts) are dropped, once no command is in flight.

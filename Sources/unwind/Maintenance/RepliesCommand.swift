@@ -67,7 +67,7 @@ struct RepliesCommand: ParsableCommand {
         // Named exactly as the device's screen would: the same rule and the same numbers.
         let counselling = (try? options.configuration(lenient: true))?.counselling.dialNumber
         let entries = replies.map { r -> Entry in
-            let k = AlertSlotState.slot(sending: r.from, in: slots, counselling: counselling)
+            let k = AlertSlotState.slot(of: r.reply, in: slots, counselling: counselling)
             return Entry(id: r.id, from: r.from, slot: k.map { $0 + 1 }, contact: k.flatMap { slots[$0].alert?.name }, text: r.text,
                          sent: r.sent?.secondsSinceEpoch, received: r.received.secondsSinceEpoch, seen: r.seen, parts: r.parts,
                          missingParts: r.missingParts)
