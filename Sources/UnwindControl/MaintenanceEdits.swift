@@ -132,6 +132,9 @@ public enum MaintenanceEdits {
         public var checkIn: CheckInRecord??
         public var alertTest: AlertTestRecord??
         public var escalation: EscalationRecord??
+        /// The archive's replies (`replies/`), each read by the inbox's own parser; taken into
+        /// the device's inbox by `Inbox.adopt`'s rule, never replacing what it holds.
+        public var replies: [StoredReply] = []
 
         /// The bytes a restore writes for `name`: the archive's, except that `checkIn.txt` keeps
         /// the device's own grace period (`grace`) and `escalation.txt` is ended (never rung).
@@ -194,15 +197,38 @@ public enum MaintenanceEdits {
         if let b = files[CheckInFile.name] { checkIn = .some(try wrap(CheckInFile.name) { try CheckInFile.parse(b) }) }
         if let b = files[AlertTestFile.name] { alertTest = .some(try wrap(AlertTestFile.name) { try AlertTestFile.parse(b) }) }
         if let b = files[EscalationFile.name] { escalation = .some(try wrap(EscalationFile.name) { try EscalationFile.parse(b) }) }
-        return RestorableState(totals: totals, history: history, mantras: mantras, reminder: reminder,
-                               alertFiles: alertFiles, alertSlots: slots, outboxMessages: outbox,
-                               patterns: patterns, choice: choice, checkIn: checkIn, alertTest: alertTest, escalation: escalation)
+        var state = RestorableState(totals: totals, history: history, mantras: mantras, reminder: reminder,
+                                    alertFiles: alertFiles, alertSlots: slots, outboxMessages: outbox,
+                                    patterns: patterns, choice: choice, checkIn: checkIn, alertTest: alertTest, escalation: escalation)
+        state.replies = try restorableReplies(files)
+        return state
+    }
+
+    /// Every `replies/<id>.reply` of an archive, read as the device reads its inbox: one that is
+    /// too large or does not parse refuses the whole archive (the names were checked by
+    /// `StateArchive.isKnown`; a name twice cannot be, as members or as dictionary keys).
+    static func restorableReplies(_ files: [String: [UInt8]]) throws(ControlFailure) -> [StoredReply] {
+        var replies: [StoredReply] = []
+        for name in files.keys.sorted() where name.hasPrefix(StateArchive.repliesPrefix) {
+            guard let id = StateArchive.replyID(name), let bytes = files[name] else { throw .input("the archive holds \(name), not a state file") }
+            if bytes.count > Inbox.maximumReplyFile {
+                throw .input("the archive's \(name) is not valid: \(bytes.count) bytes; a reply file has at most \(Inbox.maximumReplyFile)")
+            }
+            do { replies.append(try Inbox.readReply(bytes, id: id)) } catch {
+                throw .input("the archive's \(name) is not valid: \(error)")
+            }
+        }
+        if replies.count > Inbox.maximumReplies {
+            throw .input("the archive holds \(replies.count) replies; the inbox keeps at most \(Inbox.maximumReplies)")
+        }
+        return replies
     }
 
     public static func restoredMessage(_ r: RestorableState) -> String {
         var s = "restored: \(r.totals.count) sessions, \(r.mantras.count) mantras, reminder \(RemindersFile.line(r.reminder)), "
             + "\(r.alertSlots.filter { $0.alert != nil }.count) alert slots set"
         if let p = r.patterns { s += ", \(p.count) breathing pattern\(p.count == 1 ? "" : "s") of your own" }
+        if !r.replies.isEmpty { s += ", \(r.replies.count) repl\(r.replies.count == 1 ? "y" : "ies") in the archive" }
         if r.outboxMessages > 0 {
             s += "; \(r.outboxMessages) unsent message(s) in the archive's outbox were checked but not restored (an old alert is never sent again)"
         }

@@ -47,8 +47,9 @@ final class MaintenanceRig: @unchecked Sendable {
 
     /// `prepare` runs on the empty state directory before the device starts; `controlDeadlines`
     /// shortens the control socket's so a test sees them act.
+    /// `withInbox`: the modem keeps received SMS in `replies/`, as the daemon's does.
     init(directory: String? = nil, modemScript: ModemScript = ModemScript(), controlDeadlines: ControlServer.Deadlines = .device,
-         prepare: (String) throws -> Void = { _ in }) throws {
+         withInbox: Bool = false, prepare: (String) throws -> Void = { _ in }) throws {
         self.directory = directory ?? temporaryDirectory("maint")
         try prepare(self.directory)
         let clock = LinuxClock()
@@ -67,7 +68,10 @@ final class MaintenanceRig: @unchecked Sendable {
         var opened: GSMModem?
         device = try DeviceAssembly(board: board, recipe: recipe, alerts: { [modemSim] now in
             let outbox = Outbox(storage: try DirectoryStore.outbox(at: directory + "/outbox"), now: now.wall)
-            let modem = GSMModem(port: try SerialPort(SerialConfiguration(path: modemSim.path)), outbox: outbox,
+            let inbox = withInbox
+                ? Inbox(storage: try DirectoryStore(directory: directory + "/" + Inbox.directoryName, maximumFileSize: 256 * 1024), now: now.wall)
+                : nil
+            let modem = GSMModem(port: try SerialPort(SerialConfiguration(path: modemSim.path)), outbox: outbox, inbox: inbox,
                                  configuration: Self.modemConfiguration, random: SeededRandom(seed: 1), logger: logger)
             opened = modem
             return ModemAlertLink(modem: modem)

@@ -24,6 +24,8 @@ final class PanicCoreRig {
     /// Every `.sendText` (STATUS answers, the maintainer's texts), in order.
     private(set) var texts: [DeviceText] = []
     private var updates: [AlertLinkUpdate] = []
+    /// The state files the core asked to save, newest text of each (what a restart loads).
+    private(set) var saved: [StateFile: String] = [:]
     let tick: Duration = .milliseconds(50)
 
     /// `inbox`: received messages go to a `replies/` of their own (and leave the SIM).
@@ -41,6 +43,28 @@ final class PanicCoreRig {
                                               logger: quietLogger()))
         core = DeviceCore(settings: settings)
         core.alertSlotsChanged(contacts.map { .ready($0) })
+    }
+
+    /// The device killed and started again on the same outbox and the same network: a new core,
+    /// modem and link; the network (the line, with whatever it was doing) and the time go on.
+    /// The old rig must not be run again.
+    init(restarting old: PanicCoreRig, contacts: [AlertSlot], settings: DeviceSettings = DeviceSettings(),
+         configure: (inout ModemConfiguration) -> Void = { _ in }) throws {
+        time = old.time
+        line = old.line
+        directory = old.directory
+        repliesDirectory = old.repliesDirectory
+        outbox = Outbox(storage: try DirectoryStore.outbox(at: directory.path), now: old.time.now().wall)
+        var c = ModemConfiguration()
+        configure(&c)
+        let replies = try repliesDirectory.map { Inbox(storage: try DirectoryStore(directory: $0.path)) }
+        link = ModemAlertLink(modem: GSMModem(port: line, outbox: outbox, inbox: replies, configuration: c, random: SeededRandom(seed: 43),
+                                              logger: quietLogger()))
+        // What followed the alerts, as the device loads `escalation.txt` at start.
+        saved = old.saved
+        core = DeviceCore(settings: settings, escalation: try EscalationFile.parse(Array((old.saved[.escalation] ?? "").utf8)))
+        core.alertSlotsChanged(contacts.map { .ready($0) })
+        apply(.wallClockSynchronised(true))
     }
 
     var now: Moment { time.now() }
@@ -63,6 +87,7 @@ final class PanicCoreRig {
             case .dial(let n): link.dial(n, at: now)
             case .hangUp: link.hangUp()
             case .markRepliesSeen(let ids): link.markRepliesSeen(ids)
+            case .save(let file, let text): saved[file] = text
             case .sendText(let t):
                 texts.append(t)
                 link.sendText(t, at: now)

@@ -11,6 +11,9 @@
 ///     alert01.txt … alert05.txt
 ///     breathing.txt  patterns.txt  checkIn.txt  alertTest.txt  escalation.txt   (when there are)
 ///     outbox/<id>.msg       (zero or more: messages not yet confirmed sent)
+///     replies/<id>.reply    (zero or more: the SMS the device received; `<id>` is `r` and 16
+///                           lowercase hex digits, as the inbox names them; parts of a long
+///                           reply still waiting for the rest are not kept: they wait minutes)
 ///
 /// Every one of the nine state files is always present: a backup is a snapshot of what the
 /// device *means*, so a file that was missing is written as what its absence means (zeros, no
@@ -21,9 +24,12 @@
 public enum StateArchive {
     public static let formatVersion = 1
     public static let manifestName = "manifest.txt"
-    /// Far more than any real state directory (the largest file, a full mantras.txt, is 321 KB).
-    public static let maximumSize = 8 << 20
+    /// Far more than any real state directory: a full mantras.txt is 321 KB, and a full inbox
+    /// of the longest replies (500 of up to 49 KB) would be 25 MB.
+    public static let maximumSize = 32 << 20
     public static let outboxPrefix = "outbox/"
+    public static let repliesPrefix = "replies/"
+    public static let replyExtension = ".reply"
 
     /// The state files every archive holds, in archive order.
     public static var stateFiles: [String] {
@@ -74,19 +80,32 @@ public enum StateArchive {
         }
     }
 
-    /// Whether `name` may be a member (besides the manifest): a state file or an outbox message.
+    /// Whether `name` may be a member (besides the manifest): a state file, an outbox message or
+    /// a reply.
     public static func isKnown(_ name: String) -> Bool {
         if stateFiles.contains(name) || optionalFiles.contains(name) { return true }
+        if name.hasPrefix(repliesPrefix) { return replyID(name) != nil }
         guard name.hasPrefix(outboxPrefix), name.hasSuffix(".msg") else { return false }
         let id = name.dropFirst(outboxPrefix.count)
         return id.count > 4 && id.count <= 90 && !id.hasPrefix(".")
             && id.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.".unicodeScalars.contains($0)) }
     }
 
+    /// The reply's id of a `replies/<id>.reply` member: exactly the names the inbox writes
+    /// (`r` and 16 lowercase hex digits), nothing else.
+    public static func replyID(_ name: String) -> String? {
+        guard name.hasPrefix(repliesPrefix), name.hasSuffix(replyExtension) else { return nil }
+        let id = Array(name.utf8.dropFirst(repliesPrefix.utf8.count).dropLast(replyExtension.utf8.count))
+        guard id.count == 17, id[0] == UInt8(ascii: "r"),
+              id.dropFirst().allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else { return nil }
+        return String(decoding: id, as: UTF8.self)
+    }
+
     /// The archive of `files` (name → bytes): the manifest first, then the state files, then
-    /// the outbox in name order.
+    /// the outbox and the replies in name order.
     public static func make(_ files: [String: [UInt8]], created: WallTime) -> [UInt8] {
         let names = (stateFiles + optionalFiles).filter { files[$0] != nil } + files.keys.filter { $0.hasPrefix(outboxPrefix) }.sorted()
+            + files.keys.filter { $0.hasPrefix(repliesPrefix) }.sorted()
         var manifest = "unwind-state-archive \(formatVersion)\ncreated \(created.secondsSinceEpoch)\n"
         for n in names { manifest += "file \(n) \(files[n]!.count) \(hex8(CRC32.of(files[n]!)))\n" }
         var members: [(String, [UInt8])] = [(manifestName, Array(manifest.utf8))]

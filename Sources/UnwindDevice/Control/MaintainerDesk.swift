@@ -138,6 +138,9 @@ final class MaintainerDesk: ControlHandling {
         case .restore(let files):
             let bytes = files.mapValues { [UInt8]($0) }
             let state = try MaintenanceEdits.restorable(bytes)
+            // The replies first, into the inbox the modem keeps (they are its files): a union, so
+            // a failure here has lost nothing and changed none of the state files yet.
+            let replies = try adoptReplies(state.replies)
             let before = persistence.writesAsked
             // All nine files as one change first: a kill mid-restore leaves the old state or the
             // new one, never a mix. The core's own saves that follow write the same state again.
@@ -154,7 +157,7 @@ final class MaintainerDesk: ControlHandling {
             if let r = state.checkIn { device.maintain(.restoreCheckIn(r)) }
             if let r = state.alertTest { device.maintain(.restoreAlertTest(r)) }
             if let r = state.escalation { device.maintain(.restoreEscalation(r)) }
-            return afterWrites(before, now, MaintenanceEdits.restoredMessage(state))
+            return afterWrites(before, now, MaintenanceEdits.restoredMessage(state) + replies)
 
         case .modemCheck:
             let modem = try modemOrFail()
@@ -183,6 +186,22 @@ final class MaintainerDesk: ControlHandling {
             let before = persistence.writesAsked
             device.maintain(.setCustomPatterns(remaining))
             return afterWrites(before, now, "removed pattern \(name)" + (wasChosen ? "; the page now offers \(core.state.breathing.preset.name)" : ""))
+        }
+    }
+
+    /// A backup's replies into the running device's inbox (`Inbox.adopt`'s rule: nothing it
+    /// holds is lost, nothing dismissed is shown again); what came of it, for the answer.
+    private func adoptReplies(_ replies: [StoredReply]) throws(ControlFailure) -> String {
+        guard !replies.isEmpty else { return "" }
+        guard let inbox = device.modem?.inbox else {
+            return "; the \(replies.count) replies were not restored: this device keeps no inbox (see the journal)"
+        }
+        do {
+            let m = try inbox.adopt(replies)
+            logger.notice("restore: replies: \(m.description)")
+            return "; replies: \(m.description)"
+        } catch {
+            throw .failed("cannot restore the replies (no state file changed; the replies written so far are kept, a union): \(error)")
         }
     }
 

@@ -276,6 +276,28 @@ public final class DirectoryStore: ListableStore {
         !name.isEmpty && !name.hasPrefix(".") && !name.contains("/") && !name.utf8.contains(0)
     }
 
+    /// A store on the directory `name` in this one (a maintainer's restore of `replies/`),
+    /// made (mode 0750) when missing and then given this store's owner, so a root command never
+    /// leaves a directory the service user cannot write (the device would set it aside). A link
+    /// or anything else under the name is refused (`openat` with O_NOFOLLOW|O_DIRECTORY).
+    ///
+    /// C calls: `mkdirat`; `openat` (O_RDONLY|O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC), `fchown` when it
+    /// was made here, `fsync` on this directory, `close`; then a new store on its path.
+    public func subdirectory(_ name: String, maximumFileSize: Int) throws(StoreError) -> DirectoryStore {
+        let path = try path(of: name, for: "open directory")
+        let made = mkdirat(directoryFD, name, 0o750) == 0
+        let e = errno
+        if !made && e != EEXIST { throw storeError("mkdir", path, Errno(rawValue: e)) }
+        let fd = try systemCall("open directory", path) { openat(directoryFD, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+        defer { close(fd) }
+        if made {
+            if let owner { _ = try systemCall("fchown", path) { fchown(fd, owner.uid, owner.gid) } }
+            _ = try systemCall("fsync directory", root) { fsync(directoryFD) }
+        }
+        return try DirectoryStore(directory: directory + "/" + name, maximumFileSize: maximumFileSize,
+                                  ownership: owner == nil ? .process : .directoryOwner)
+    }
+
     private func path(of name: String, for operation: String) throws(StoreError) -> FilePath {
         guard Self.isPlainName(name) else {
             throw StoreError(operation: operation, path: name, errno: EINVAL,

@@ -76,12 +76,13 @@ public final class Inbox {
     public static let maximumGroups = 32
 
     public let storage: ListableStore
-    public private(set) var replies: [StoredReply] = []
+    /// Set here and by a restore (`adopt`).
+    public internal(set) var replies: [StoredReply] = []
     public private(set) var problems: [String] = []
     private(set) var held: [HeldPart] = []
     /// When each group's first part was taken (the monotonic clock; after a restart, the first look).
     private var heldSince: [String: Instant] = [:]
-    private var nextSequence = 1
+    var nextSequence = 1
 
     /// `setAside`: a file that cannot be read is moved out of the way (the device); a reader
     /// that must change nothing (`unwind replies`) only reports it.

@@ -85,7 +85,7 @@ extension Inbox {
         var i = 1
 
         init(_ bytes: [UInt8], header: String) throws(InboxFileProblem) {
-            guard bytes.count <= Inbox.maximumText + 1024, let text = String(validating: bytes, as: UTF8.self) else {
+            guard bytes.count <= Inbox.maximumReplyFile, let text = String(validating: bytes, as: UTF8.self) else {
                 throw .notUTF8
             }
             lines = text.split(separator: "\n", omittingEmptySubsequences: false)

@@ -118,8 +118,15 @@ struct Delivery {
             t.state = .failed(.rejected(code: 0))
         }
         // After a restart: a part accepted, or an attempt that ended in doubt, may be on the phone.
+        // So may an attempt whose end the card never heard of: it is counted on the card before
+        // its AT+CMGS, and every failed attempt leaves a line, so more attempts than lines means
+        // the device stopped while a PDU may have been on the wire (the network may have taken
+        // it). Found by the outside review: killed then, "I'm OK now" after the restart told
+        // nobody although the network had the alert. A history cut to its limit counts as in
+        // doubt too: an all-clear one too many is better than a worried contact never told.
         t.mayHaveGone = entry.partsSent > 0 || entry.references.contains { $0 != nil }
             || entry.history.contains { $0.problem == SendProblem.noConfirmation.description }
+            || entry.attempts > entry.history.count
         if entry.failure != nil {  // only an unassigned number stops a message
             t.state = .failed(.unassignedNumber(entry.alert.number))
             t.lastProblem = .unassignedNumber(entry.alert.number)

@@ -205,9 +205,34 @@ public struct OfflineState {
             let files = (StateArchive.stateFiles + StateArchive.optionalFiles).compactMap { name in
                 state.bytes(of: name, archive: bytes, grace: grace).map { (name: name, bytes: $0) }
             }
+            // The replies first: a union (`Inbox.adopt`), so a failure has lost nothing and left
+            // the state files as they were.
+            let replies = try adoptReplies(state.replies)
             try setAsideUnusable(files.map(\.name))
             do { try store.replaceAll(files) } catch { throw .failed("cannot restore (no state file changed): \(error)") }
-            return .done(MaintenanceEdits.restoredMessage(state))
+            return .done(MaintenanceEdits.restoredMessage(state) + replies)
+        }
+    }
+
+    /// A backup's replies into `replies/`, by the rule the running device uses (`Inbox.adopt`).
+    /// Whatever is under the name that the device could not use (a file, a link, a FIFO) is
+    /// moved aside first, as the device does at start; every file is replaced atomically
+    /// relative to the directory's descriptor, no link followed, owned by the service user.
+    func adoptReplies(_ replies: [StoredReply]) throws(ControlFailure) -> String {
+        guard !replies.isEmpty else { return "" }
+        let inbox: Inbox
+        do {
+            if let moved = try OwnedDirectory.claim(Inbox.directoryName, in: store.directory, suffix: "\(time(nil))") {
+                notes.lines.append("\(moved)")
+            }
+            let box = try store.subdirectory(Inbox.directoryName, maximumFileSize: 256 * 1024)
+            inbox = Inbox(storage: box, now: WallTime(secondsSinceEpoch: Int64(time(nil))))
+        } catch {
+            throw .failed("cannot use \(store.directory)/\(Inbox.directoryName) (\(error)); nothing changed")
+        }
+        for p in inbox.problems { notes.lines.append("replies: \(p)") }
+        do { return "; replies: \(try inbox.adopt(replies).description)" } catch {
+            throw .failed("cannot restore the replies (no state file changed; the replies written so far are kept, a union): \(error)")
         }
     }
 
@@ -303,6 +328,26 @@ public struct OfflineState {
 
 /// The files of a backup, read from a state directory (`unwind backup`).
 public enum StateBackupReader {
+    /// Every file of the device's directory `name` that an archive may hold under `prefix`
+    /// (no link followed; a directory that is not there holds nothing).
+    static func readDirectory(_ name: String, in stateDirectory: String, prefix: String, maximumFileSize: Int,
+                              into files: inout [String: [UInt8]]) throws(ControlFailure) {
+        let path = stateDirectory + "/" + name
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }
+        let box: DirectoryStore
+        let names: [String]
+        do {
+            box = try DirectoryStore(directory: path, maximumFileSize: maximumFileSize)
+            names = try box.names()
+        } catch { throw .failed("cannot use \(path): \(error)") }
+        for n in names.sorted() where StateArchive.isKnown(prefix + n) {
+            do { if let b = try box.read(n) { files[prefix + n] = b } } catch {
+                throw .failed("cannot read \(name)/\(n): \(error)")
+            }
+        }
+    }
+
     /// The nine state files (what a missing one means, when missing), the breathing choice and
     /// patterns when there are, and the outbox's messages.
     /// Holds the state lock shared while reading, so the files are of one moment.
@@ -323,21 +368,9 @@ public enum StateBackupReader {
             for name in AlertSlotFile.names { files[name] = try read(name) ?? [] }
             // Only when there are: an archive without them keeps the device's own at a restore.
             for name in StateArchive.optionalFiles { if let b = try read(name) { files[name] = b } }
-            let outbox = stateDirectory + "/outbox"
-            var info = stat()
-            if lstat(outbox, &info) == 0 {
-                let box: DirectoryStore
-                let names: [String]
-                do {
-                    box = try DirectoryStore(directory: outbox, maximumFileSize: 64 * 1024)
-                    names = try box.names()
-                } catch { throw .failed("cannot use \(outbox): \(error)") }
-                for n in names.sorted() where n.hasSuffix(Outbox.fileExtension) && StateArchive.isKnown(StateArchive.outboxPrefix + n) {
-                    do { if let b = try box.read(n) { files[StateArchive.outboxPrefix + n] = b } } catch {
-                        throw .failed("cannot read outbox/\(n): \(error)")
-                    }
-                }
-            }
+            try Self.readDirectory("outbox", in: stateDirectory, prefix: StateArchive.outboxPrefix, maximumFileSize: 64 * 1024, into: &files)
+            // The replies as the inbox wrote them (`.reply` files; parts still waiting are not kept).
+            try Self.readDirectory(Inbox.directoryName, in: stateDirectory, prefix: StateArchive.repliesPrefix, maximumFileSize: 256 * 1024, into: &files)
             return files
         }
     }
