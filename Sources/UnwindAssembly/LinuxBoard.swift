@@ -74,7 +74,9 @@ extension ModemAlertLink {
         do {
             let opened = try OwnedDirectory.open(Outbox.directoryName, in: stateDirectory, maximumFileSize: 64 * 1024, suffix: suffix)
             if let moved = opened.setAside { logger.error("\(moved) in \(stateDirectory); messages in it are kept there, not sent") }
-            outbox = Outbox(storage: opened.store, now: now.wall)
+            // Written on a queue of its own: PANIC's five fsyncs never hold up a frame, and the
+            // modem still waits for each before any AT command for that alert (`OutboxWriter`).
+            outbox = Outbox(storage: opened.store, now: now.wall, writer: .inBackground())
         } catch {
             // Exiting would leave the person with no panic path at all (systemd would restart
             // it into the same failure): alerts are journaled in memory instead, and sent.

@@ -77,11 +77,13 @@ public final class ControlServer {
     /// listener readable, so it leaves the poll for a second instead of waking the loop on
     /// every pass until something frees up.
     private var acceptPausedUntil: Instant?
-    /// Bytes of requests the loop may still decode. Decoding JSON runs on the loop's thread
-    /// (a 1 MB request takes tens of milliseconds in a debug build), so each pass earns
-    /// `decodedPerPass` and a request waits until the credit covers it: however many clients
-    /// flood the socket, the loop decodes on average 64 KB a pass, and a command's small
-    /// request is answered at once.
+    /// Decodes request lines off the loop's thread (see `RequestDecoder`).
+    let decoder: RequestDecoder
+    /// Bytes of requests the decoder may still be given. A 1 MB request takes tens of
+    /// milliseconds to decode in a debug build, so each pass earns `decodedPerPass` and a request
+    /// waits until the credit covers it: however many clients flood the socket, the decoder's
+    /// thread takes on average 64 KB a pass (it shares the board's cores with the loop), and a
+    /// command's small request goes at once.
     private var decodeCredit = ControlServer.decodedPerPass
     static let decodedPerPass = 64 * 1024
     private var scratch: [UInt8]
@@ -93,8 +95,16 @@ public final class ControlServer {
     public var recentErrors: (() -> [String])?
 
     /// Creates the socket at `path`, replacing a stale one (a socket nobody answers on).
-    public init(path: String, stateDirectory: String, contentDirectory: String? = nil, logger: Logger,
-                now: WallTime, deadlines: Deadlines = .device) throws(ControlFailure) {
+    public convenience init(path: String, stateDirectory: String, contentDirectory: String? = nil, logger: Logger,
+                            now: WallTime, deadlines: Deadlines = .device) throws(ControlFailure) {
+        try self.init(path: path, stateDirectory: stateDirectory, contentDirectory: contentDirectory, logger: logger, now: now,
+                      deadlines: deadlines, decoder: RequestDecoder())
+    }
+
+    /// `decoder`: a test's, to show what the loop does while a request is being decoded.
+    init(path: String, stateDirectory: String, contentDirectory: String? = nil, logger: Logger,
+         now: WallTime, deadlines: Deadlines = .device, decoder: RequestDecoder) throws(ControlFailure) {
+        self.decoder = decoder
         self.path = path
         self.deadlines = deadlines
         self.stateDirectory = stateDirectory
@@ -157,6 +167,7 @@ public final class ControlServer {
             Glibc.close(listener)
             listener = -1
             unlink(path)
+            decoder.close()
         }
         pollDescriptors = []
     }
@@ -184,6 +195,8 @@ public final class ControlServer {
             if accepted { rebuildDescriptors() }
             return
         }
+        // Before the jobs are looked at: an outcome that lands after this wakes the next pass.
+        if clients.contains(where: { $0.decoding != nil }) { decoder.drainWakes() }
         for c in clients {
             if c.waiting != nil { noticeHangUp(c) }
             read(c, now)
@@ -198,7 +211,7 @@ public final class ControlServer {
             write(c, now)
             enforceDeadlines(c, now)
             if c.closeAfterWrite && c.output.isEmpty { closeClient(c) }
-            if c.eof && c.waiting == nil && c.output.isEmpty && c.newline == nil { closeClient(c) }
+            if c.eof && c.decoding == nil && c.waiting == nil && c.output.isEmpty && c.newline == nil { closeClient(c) }
         }
         clients.removeAll { $0.closed }
         // Which connections are read changes with every request: a connection that is not read
@@ -210,6 +223,7 @@ public final class ControlServer {
         pollDescriptors.removeAll(keepingCapacity: true)
         if acceptPausedUntil == nil { pollDescriptors.append(listener) }
         for c in clients where c.owesRequest { pollDescriptors.append(c.fd) }
+        if clients.contains(where: { $0.decoding != nil }) { pollDescriptors.append(decoder.wakeDescriptor) }
     }
 
     private func acceptWaiting(_ now: Moment) -> Bool {
@@ -351,8 +365,15 @@ public final class ControlServer {
         }
     }
 
-    /// Answers the whole request waiting, if the previous answer is out of the way.
+    /// Hands the whole request waiting to the decoder, if the previous answer is out of the way;
+    /// answers it once decoded.
     private func answerRequest(_ c: Client, _ handler: ControlHandling, _ now: Moment) {
+        if let job = c.decoding {
+            guard !c.closed, let outcome = job.result else { return }
+            c.decoding = nil
+            answer(c, outcome, handler, now)
+            return
+        }
         guard !c.closed, !c.closeAfterWrite, c.waiting == nil, c.output.isEmpty, let newline = c.newline else { return }
         guard newline <= decodeCredit else { return }  // a later pass
         decodeCredit -= newline
@@ -368,10 +389,20 @@ public final class ControlServer {
             c.closeAfterWrite = true
             return
         }
+        c.decoding = decoder.submit(line)
+    }
+
+    private func answer(_ c: Client, _ outcome: RequestDecoder.Outcome, _ handler: ControlHandling, _ now: Moment) {
         let envelope: ControlEnvelope
-        do {
-            envelope = try JSONDecoder().decode(ControlEnvelope.self, from: Data(line))
-        } catch {
+        switch outcome {
+        case .request(let e):
+            envelope = e
+        case .tooDeep:
+            logger.warning("control: \(c.peer) sent a request nested deeper than \(RequestDecoder.maximumNesting) levels; closing")
+            respond(c, ControlResponse(.input("not a control request (nested deeper than \(RequestDecoder.maximumNesting) levels)")), now)
+            c.closeAfterWrite = true
+            return
+        case .notARequest:
             logger.warning("control: \(c.peer) sent something that is not a request; closing")
             respond(c, ControlResponse(.input("not a control request (one JSON object per line expected)")), now)
             c.closeAfterWrite = true
@@ -465,6 +496,7 @@ public final class ControlServer {
         guard !c.closed else { return }
         c.closed = true
         c.waiting = nil
+        c.decoding = nil
         c.input = []
         c.output = []
         Glibc.close(c.fd)

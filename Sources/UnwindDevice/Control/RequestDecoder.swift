@@ -1,0 +1,110 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import Foundation
+import Synchronization
+import UnwindControl
+
+/// Turns a request line into a request off the loop's thread.
+///
+/// Decoding JSON is the one piece of a request's handling whose cost the client chooses: a
+/// 1 MB line, or one nested hundreds of levels deep, took the loop one to three frames when it
+/// was decoded on the loop's thread. Here every line is decoded on a serial queue of its own;
+/// the loop hands the line over, goes on drawing, and picks the outcome up on a later pass,
+/// woken by a pipe the queue writes a byte to. A line nested deeper than any request is
+/// (`maximumNesting`) is refused before the decoder sees it.
+final class RequestDecoder: @unchecked Sendable {
+    /// What became of a line.
+    enum Outcome: Equatable, Sendable {
+        case request(ControlEnvelope)
+        case notARequest
+        case tooDeep
+    }
+
+    /// A line handed over, and its outcome once decoded.
+    final class Job: Sendable {
+        let line: [UInt8]
+        private let outcome = Mutex<Outcome?>(nil)
+        init(_ line: [UInt8]) { self.line = line }
+        func finish(_ o: Outcome) { outcome.withLock { $0 = o } }
+        /// The outcome, once there is one.
+        var result: Outcome? { outcome.withLock { $0 } }
+    }
+
+    /// The deepest nesting of objects and arrays a request has is 4 (`restore`'s files); a
+    /// line nested deeper than this is not a request, whatever else it holds.
+    static let maximumNesting = 16
+
+    private let queue = DispatchQueue(label: "unwind.control-decoder", qos: .utility)
+    /// Readable when an outcome is ready: the loop polls it with the socket's descriptors.
+    let wakeDescriptor: Int32
+    private let wakeWriter: Int32
+    /// How a line is decoded; a test puts a slower one in to show the loop does not wait for it.
+    let decode: @Sendable ([UInt8]) -> Outcome
+
+    init(decode: @escaping @Sendable ([UInt8]) -> Outcome = RequestDecoder.decode) {
+        var ends: [Int32] = [-1, -1]
+        if pipe(&ends) == 0 {
+            for fd in ends {
+                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+                _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            }
+        }
+        wakeDescriptor = ends[0]
+        wakeWriter = ends[1]
+        self.decode = decode
+    }
+
+    /// Waits for the line being decoded, then closes the pipe (nothing can write to it after).
+    func close() {
+        queue.sync {}
+        for fd in [wakeDescriptor, wakeWriter] where fd >= 0 { Glibc.close(fd) }
+    }
+
+    /// Hands `line` to the queue; its outcome appears in the job, and a byte in the pipe.
+    func submit(_ line: [UInt8]) -> Job {
+        let job = Job(line)
+        queue.async { [decode, wakeWriter] in
+            job.finish(decode(job.line))
+            // A full pipe already wakes the loop: the byte not written is not missed.
+            var one: UInt8 = 1
+            _ = Glibc.write(wakeWriter, &one, 1)
+        }
+        return job
+    }
+
+    /// Empties the pipe (the loop's thread, before it looks at the jobs).
+    func drainWakes() {
+        var bytes = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+        while withUnsafeMutableBytes(of: &bytes, { Glibc.read(wakeDescriptor, $0.baseAddress, $0.count) }) > 0 {}
+    }
+
+    /// The device's decoding: nesting first (a linear scan), then Foundation's JSONDecoder.
+    @Sendable static func decode(_ line: [UInt8]) -> Outcome {
+        guard nesting(of: line, exceeds: maximumNesting) == false else { return .tooDeep }
+        guard let envelope = try? JSONDecoder().decode(ControlEnvelope.self, from: Data(line)) else { return .notARequest }
+        return .request(envelope)
+    }
+
+    /// Whether objects and arrays in `line` nest deeper than `limit` (brackets inside strings do
+    /// not count). Never recursive, so no line can exhaust a stack here.
+    static func nesting(of line: [UInt8], exceeds limit: Int) -> Bool {
+        var depth = 0, inString = false, escaped = false
+        for b in line {
+            if inString {
+                if escaped { escaped = false } else if b == 0x5C { escaped = true } else if b == 0x22 { inString = false }
+                continue
+            }
+            switch b {
+            case 0x22: inString = true
+            case 0x7B, 0x5B:
+                depth += 1
+                if depth > limit { return true }
+            case 0x7D, 0x5D: depth -= 1
+            default: break
+            }
+        }
+        return false
+    }
+}
