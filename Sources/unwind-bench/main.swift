@@ -26,6 +26,9 @@ struct Bench: ParsableCommand {
     @Flag(help: "Only the frame deadlines under PANIC presses and hostile requests.")
     var framesOnly = false
 
+    @Flag(help: "Also PANIC presses with the outbox written on the loop's thread (as before issue 26).")
+    var outboxAtOnce = false
+
     func run() throws {
         try ensureInterposer()
         if framesOnly { return try measureFrameDeadlines() }
@@ -105,6 +108,7 @@ struct Bench: ParsableCommand {
         print("Frame deadlines on the real clock (the device as the daemon, outbox and state files fsynced on this disk):")
         let panic = try FrameDeadlineRig.panicPresses(presses)
         print(panic)
+        if outboxAtOnce { print(try FrameDeadlineRig.panicPresses(presses, outboxAtOnce: true)) }
         let hostile = try FrameDeadlineRig.hostileRequests(presses)
         print(hostile)
         print(try FrameDeadlineRig.quiet(seconds: Int(max(panic.seconds, hostile.seconds).rounded(.up))))

@@ -66,7 +66,8 @@ final class MaintenanceRig: @unchecked Sendable {
         let directory = self.directory
         var opened: GSMModem?
         device = try DeviceAssembly(board: board, recipe: recipe, alerts: { [modemSim] now in
-            let outbox = Outbox(storage: try DirectoryStore.outbox(at: directory + "/outbox"), now: now.wall)
+            // Written in the background, as the daemon's is.
+            let outbox = Outbox(storage: try DirectoryStore.outbox(at: directory + "/outbox"), now: now.wall, writer: .inBackground())
             let modem = GSMModem(port: try SerialPort(SerialConfiguration(path: modemSim.path)), outbox: outbox,
                                  configuration: Self.modemConfiguration, random: SeededRandom(seed: 1), logger: logger)
             opened = modem

@@ -402,6 +402,10 @@ public final class ControlServer {
             respond(c, ControlResponse(.input("not a control request (nested deeper than \(RequestDecoder.maximumNesting) levels)")), now)
             c.closeAfterWrite = true
             return
+        case .tooLong(let field):
+            logger.warning("control: \(c.peer) sent a \(field) of more than \(RequestDecoder.longestText) bytes")
+            respond(c, ControlResponse(.input("\(field): longer than \(RequestDecoder.longestText) bytes; far too long for any \(field)")), now)
+            return
         case .notARequest:
             logger.warning("control: \(c.peer) sent something that is not a request; closing")
             respond(c, ControlResponse(.input("not a control request (one JSON object per line expected)")), now)

@@ -20,6 +20,8 @@ final class RequestDecoder: @unchecked Sendable {
         case request(ControlEnvelope)
         case notARequest
         case tooDeep
+        /// A text far longer than any field it fills (`longestText`).
+        case tooLong(String)
     }
 
     /// A line handed over, and its outcome once decoded.
@@ -80,11 +82,34 @@ final class RequestDecoder: @unchecked Sendable {
         while withUnsafeMutableBytes(of: &bytes, { Glibc.read(wakeDescriptor, $0.baseAddress, $0.count) }) > 0 {}
     }
 
-    /// The device's decoding: nesting first (a linear scan), then Foundation's JSONDecoder.
+    /// Far beyond any text a request carries (a mantra or an alert's message: 160 characters,
+    /// at most a few bytes each, however decomposed). Checking a longer one — normalising it,
+    /// walking its characters — would be the loop's work: it is refused here instead.
+    static let longestText = 16 * 1024
+
+    /// The device's decoding: nesting first (a linear scan), then Foundation's JSONDecoder, then
+    /// the length of every text (a restore's files are the device's parsers' to judge).
     @Sendable static func decode(_ line: [UInt8]) -> Outcome {
         guard nesting(of: line, exceeds: maximumNesting) == false else { return .tooDeep }
         guard let envelope = try? JSONDecoder().decode(ControlEnvelope.self, from: Data(line)) else { return .notARequest }
+        if let field = overlong(envelope.request) { return .tooLong(field) }
         return .request(envelope)
+    }
+
+    /// The first text field of `request` longer than `longestText` bytes.
+    static func overlong(_ request: ControlRequest) -> String? {
+        let texts: [(String, String?)]
+        switch request {
+        case .addMantra(let text): texts = [("mantra", text)]
+        case .deleteMantra(_, let expected): texts = [("mantra", expected)]
+        case .setReminder(let line): texts = [("reminder", line)]
+        case .setAlert(_, let name, let number, let message): texts = [("name", name), ("number", number), ("message", message)]
+        case .modemCommand(let command): texts = [("command", command)]
+        case .addPattern(let name, let pattern): texts = [("name", name), ("pattern", pattern)]
+        case .removePattern(let name): texts = [("name", name)]
+        case .status, .screen, .resetMantras, .clearAlert, .testAlert, .resetStatistics, .restore, .modemCheck, .motorTest: texts = []
+        }
+        return texts.first { ($0.1?.utf8.count ?? 0) > longestText }?.0
     }
 
     /// Whether objects and arrays in `line` nest deeper than `limit` (brackets inside strings do

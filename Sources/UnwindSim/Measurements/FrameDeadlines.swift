@@ -44,7 +44,8 @@ public final class FrameDeadlineRig: @unchecked Sendable {
     /// PANIC is held this long to arm (the device's 1.5 s would make 1,000 presses take 25 min).
     public static let panicHold: Duration = .milliseconds(60)
 
-    public init() throws {
+    /// `outboxAtOnce`: the outbox written on the loop's thread, as before issue 26 (for comparison).
+    public init(outboxAtOnce: Bool = false) throws {
         directory = NSTemporaryDirectory() + "unwind-frame-deadlines-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         for k in 1...AlertSlotFile.slotCount {
@@ -68,7 +69,8 @@ public final class FrameDeadlineRig: @unchecked Sendable {
         let directory = self.directory, path = modemSim.path
         device = try DeviceAssembly(board: board, recipe: recipe, alerts: { now in
             try ModemAlertLink.open(stateDirectory: directory, serial: SerialConfiguration(path: path),
-                                    modem: ModemConfiguration(), logger: logger, now: now)
+                                    modem: ModemConfiguration(), logger: logger, now: now,
+                                    writer: outboxAtOnce ? .atOnce : .inBackground())
         }, logger: logger)
     }
 
@@ -97,8 +99,8 @@ public final class FrameDeadlineRig: @unchecked Sendable {
     static func seconds(since t0: Instant) -> Double { Double((LinuxClock().now().instant - t0).nanoseconds) / 1e9 }
 
     /// `count` PANIC presses, each once the previous one's five alerts all reached the modem.
-    public static func panicPresses(_ count: Int) throws -> FrameDeadlineCost {
-        let rig = try FrameDeadlineRig()
+    public static func panicPresses(_ count: Int, outboxAtOnce: Bool = false) throws -> FrameDeadlineCost {
+        let rig = try FrameDeadlineRig(outboxAtOnce: outboxAtOnce)
         rig.start()
         let t0 = LinuxClock().now().instant
         // The modem set up and the first frames drawn.
@@ -116,7 +118,8 @@ public final class FrameDeadlineRig: @unchecked Sendable {
             usleep(30_000)
         }
         let s = rig.finish()
-        return FrameDeadlineCost(what: "PANIC presses (5 alerts each)", count: armed, framesDrawn: s.framesRendered,
+        return FrameDeadlineCost(what: "PANIC presses (5 alerts each\(outboxAtOnce ? ", outbox written on the loop's thread as before" : "")",
+                                 count: armed, framesDrawn: s.framesRendered,
                                  framesMissed: s.framesMissed, seconds: seconds(since: t0))
     }
 

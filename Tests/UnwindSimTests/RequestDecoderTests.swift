@@ -1,0 +1,87 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Synchronization
+import Testing
+import UnwindTestSupport
+import UnwindControl
+import UnwindCore
+@testable import UnwindDevice
+
+/// Control requests are decoded off the loop's thread (issue 26, item 9): the loop hands a
+/// line to the decoder and goes on with its passes; nothing a client writes is decoded, nor
+/// walked character by character, on the loop's thread.
+@Suite("The control socket's request decoder") struct RequestDecoderTests {
+    @Test func nestingIsCountedOutsideStrings() {
+        let limit = RequestDecoder.maximumNesting
+        func bytes(_ s: String) -> [UInt8] { Array(s.utf8) }
+        #expect(!RequestDecoder.nesting(of: bytes(String(repeating: "[", count: limit) + String(repeating: "]", count: limit)), exceeds: limit))
+        #expect(RequestDecoder.nesting(of: bytes(String(repeating: "[", count: limit + 1)), exceeds: limit))
+        #expect(RequestDecoder.nesting(of: bytes(String(repeating: "{\"a\":", count: limit + 1)), exceeds: limit))
+        // Brackets in a string, an escaped quote among them, are text.
+        #expect(!RequestDecoder.nesting(of: bytes("{\"t\":\"" + String(repeating: "[\\\"{", count: 100) + "\"}"), exceeds: limit))
+        // Every real request is well inside the limit, the deepest (restore) included.
+        let restore = try? ControlEnvelope(.restore(files: ["mantras.txt": Data("a\n".utf8)])).encodedLine()
+        #expect(RequestDecoder.decode(restore ?? []) != .tooDeep)
+        if case .request = RequestDecoder.decode(restore.map { Array($0.dropLast()) } ?? []) {} else {
+            Issue.record("a restore request must decode")
+        }
+    }
+
+    @Test func overlongTextsAreRefusedBeforeTheDeviceSeesThem() throws {
+        let long = String(repeating: "ä", count: RequestDecoder.longestText)
+        let line = try ControlEnvelope(.setAlert(slot: 1, name: "Mum", number: nil, message: long)).encodedLine()
+        #expect(RequestDecoder.decode(Array(line.dropLast())) == .tooLong("message"))
+        let fine = try ControlEnvelope(.addMantra(text: String(repeating: "a", count: 160))).encodedLine()
+        #expect(RequestDecoder.decode(Array(fine.dropLast())) == .request(ControlEnvelope(.addMantra(text: String(repeating: "a", count: 160)))))
+    }
+
+    /// A decoder that holds every line until let go, against the server serviced on this
+    /// thread as the loop services it: pass after pass returns while the request is held,
+    /// the decoding ran on another thread, and the answer comes once it is let go.
+    @Test func theLoopDoesNotWaitForDecoding() throws {
+        let held = Mutex<Bool>(true)
+        let decodingThread = Mutex<pthread_t?>(nil)
+        let decoder = RequestDecoder { line in
+            decodingThread.withLock { $0 = pthread_self() }
+            _ = waitUntil(.seconds(60), every: .milliseconds(1)) { !held.withLock { $0 } }
+            return RequestDecoder.decode(line)
+        }
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let server = try ControlServer(path: directory + "/control.sock", stateDirectory: directory, logger: quietLogger(),
+                                       now: WallTime(secondsSinceEpoch: 0), decoder: decoder)
+        defer { server.close() }
+        let handler = Answering()
+        let client = Thread {
+            _ = try? ControlClient.request(.status, path: directory + "/control.sock", timeout: .seconds(60))
+        }
+        client.start()
+        // One instant for every pass: no deadline of the socket's runs out meanwhile.
+        func pass() { server.service(handler, at: Moment(.zero)) }
+        // Passes go on while the line is held.
+        #expect(waitUntil(.seconds(30)) {
+            pass()
+            return decodingThread.withLock { $0 } != nil
+        })
+        for _ in 0..<100 { pass() }
+        #expect(handler.answered.load(ordering: .relaxed) == 0)
+        #expect(decodingThread.withLock { $0 } != pthread_self())
+        #expect(server.pollDescriptors.contains(decoder.wakeDescriptor), "the loop must wake when the outcome lands")
+        held.withLock { $0 = false }
+        #expect(waitUntil(.seconds(30)) {
+            pass()
+            return handler.answered.load(ordering: .relaxed) == 1
+        })
+    }
+}
+
+/// Answers every request at once, counting them.
+final class Answering: ControlHandling {
+    let answered = Atomic<Int>(0)
+    func handleControl(_ request: ControlRequest, from peer: ControlServer.Peer, at now: Moment) -> ControlReply {
+        answered.add(1, ordering: .relaxed)
+        return .now(ControlResponse(code: 0, message: "ok"))
+    }
+}
