@@ -41,7 +41,9 @@ import UnwindSimulatedHardware
         })
         #expect(Set(sim.delivered.map(\.number)) == Set((1...5).map { "+1555010000\($0)" }))
         #expect(store.writers.allSatisfy { $0 != pthread_self() }, "a write ran on the thread that asked for it")
-        #expect(store.stored.isEmpty, "every sent alert leaves the outbox: \(store.stored)")
+        // On the card as sent (kept while their status reports may come), in the writer's order.
+        let files = store.stored.compactMap { try? store.read($0) }.map { String(decoding: $0, as: UTF8.self) }
+        #expect(files.count == 5 && files.allSatisfy { $0.contains("\nsent ") }, "\(files)")
     }
 
     /// Stopping the device waits for the writes on their way: a PANIC just before a SIGTERM is
