@@ -111,6 +111,7 @@ struct Bench: ParsableCommand {
         if outboxAtOnce { print(try FrameDeadlineRig.panicPresses(presses, outboxAtOnce: true)) }
         let hostile = try FrameDeadlineRig.hostileRequests(presses)
         print(hostile)
+        print(try FrameDeadlineRig.statusFlood(presses))
         print(try FrameDeadlineRig.quiet(seconds: Int(max(panic.seconds, hostile.seconds).rounded(.up))))
     }
 

@@ -86,6 +86,13 @@ public final class ControlServer {
     /// command's small request goes at once.
     private var decodeCredit = ControlServer.decodedPerPass
     static let decodedPerPass = 64 * 1024
+    /// Requests handed to the device in one pass, whatever the number of connections: each is
+    /// answered from the device's state on the loop's thread (a status, a mantra list), so 16
+    /// connections flooding well-formed requests could otherwise ask for 16 of them a pass.
+    static let answersPerPass = 4
+    private var answersLeft = ControlServer.answersPerPass
+    /// Which connection goes first this pass: each in turn, so none is always last.
+    private var firstServed = 0
     private var scratch: [UInt8]
     /// The listener and every connection: what the loop polls.
     public private(set) var pollDescriptors: [Int32] = []
@@ -197,7 +204,10 @@ public final class ControlServer {
         }
         // Before the jobs are looked at: an outcome that lands after this wakes the next pass.
         if clients.contains(where: { $0.decoding != nil }) { decoder.drainWakes() }
-        for c in clients {
+        answersLeft = Self.answersPerPass
+        firstServed = (firstServed + 1) % clients.count
+        for k in clients.indices {
+            let c = clients[(firstServed + k) % clients.count]
             if c.waiting != nil { noticeHangUp(c) }
             read(c, now)
             answerRequest(c, handler, now)
@@ -369,7 +379,9 @@ public final class ControlServer {
     /// answers it once decoded.
     private func answerRequest(_ c: Client, _ handler: ControlHandling, _ now: Moment) {
         if let job = c.decoding {
-            guard !c.closed, let outcome = job.result else { return }
+            // Over this pass's share: the next pass (at the latest the next frame's) answers it.
+            guard !c.closed, answersLeft > 0, let outcome = job.result else { return }
+            answersLeft -= 1
             c.decoding = nil
             answer(c, outcome, handler, now)
             return

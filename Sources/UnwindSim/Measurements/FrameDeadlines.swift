@@ -169,6 +169,34 @@ public final class FrameDeadlineRig: @unchecked Sendable {
                                  framesMissed: s.framesMissed, seconds: seconds(since: t0))
     }
 
+    /// `count` status requests from 16 connections at once, each sent as soon as the previous
+    /// answer is read: the most a flood of well-formed requests asks of the loop (a status is
+    /// built from the device's state on the loop's thread).
+    public static func statusFlood(_ count: Int) throws -> FrameDeadlineCost {
+        let rig = try FrameDeadlineRig()
+        rig.start()
+        let path = ControlSocket.simulator(stateDirectory: rig.directory)
+        guard wait(.seconds(20), until: { ControlClient.answers(path) }) else {
+            _ = rig.finish()
+            throw DeviceError(device: "frame deadlines", operation: "wait for the control socket", errno: ETIMEDOUT)
+        }
+        let t0 = LinuxClock().now().instant
+        let answered = Atomic<Int>(0)
+        let group = DispatchGroup()
+        for _ in 0..<ControlLimits.maximumClients {
+            DispatchQueue.global().async(group: group) {
+                guard let client = try? ControlClient(path: path) else { return }
+                while answered.add(1, ordering: .relaxed).newValue <= count {
+                    guard (try? client.send(.status)) != nil else { return }
+                }
+            }
+        }
+        group.wait()
+        let s = rig.finish()
+        return FrameDeadlineCost(what: "status requests from 16 connections", count: min(count, answered.load(ordering: .relaxed)),
+                                 framesDrawn: s.framesRendered, framesMissed: s.framesMissed, seconds: seconds(since: t0))
+    }
+
     /// Connects, writes `bytes` (in `chunk`-byte pieces with a pause between, or at once), and
     /// waits for the device's one answer line. False when the device closed without answering.
     static func sendRaw(_ bytes: [UInt8], to path: String, chunk: Int?) throws -> Bool {
