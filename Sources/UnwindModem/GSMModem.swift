@@ -215,6 +215,7 @@ public final class GSMModem {
             case .saved: logger.error("outbox: could not update \(f.id): \(f.error)")
             case .sent: logger.error("outbox: \(f.id) was sent but could not be removed (\(f.error)); it may be sent again after a restart")
             case .cancelled: logger.error("outbox: could not remove cancelled \(f.id): \(f.error)")
+            case .replySeen: logger.error("replies: could not mark \(f.id) seen: \(f.error)")
             }
         }
     }
@@ -279,7 +280,7 @@ public final class GSMModem {
     /// The person dismissed these replies: remembered on the card.
     public func markRepliesSeen(_ ids: [String]) {
         guard let inbox else { return }
-        do { try inbox.markSeen(ids) } catch { logger.error("replies: could not mark \(ids.count) reply(ies) seen: \(error)") }
+        do { try inbox.markSeen(ids, writer: outbox.writer) } catch { logger.error("replies: could not mark \(ids.count) reply(ies) seen: \(error)") }
     }
 
     /// The last readiness reported (nil: not known yet).

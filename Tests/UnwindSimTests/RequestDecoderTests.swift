@@ -23,18 +23,22 @@ import UnwindCore
         #expect(!RequestDecoder.nesting(of: bytes("{\"t\":\"" + String(repeating: "[\\\"{", count: 100) + "\"}"), exceeds: limit))
         // Every real request is well inside the limit, the deepest (restore) included.
         let restore = try? ControlEnvelope(.restore(files: ["mantras.txt": Data("a\n".utf8)])).encodedLine()
-        #expect(RequestDecoder.decode(restore ?? []) != .tooDeep)
-        if case .request = RequestDecoder.decode(restore.map { Array($0.dropLast()) } ?? []) {} else {
-            Issue.record("a restore request must decode")
+        // (its archive is checked on the decoder's queue too: this one is no archive at all)
+        if case .restore(_, .failure(let f)) = RequestDecoder.decode(restore.map { Array($0.dropLast()) } ?? []) {
+            #expect(f.message.contains("the archive has no"), "\(f)")
+        } else {
+            Issue.record("a restore request must decode, its archive checked")
         }
     }
 
     @Test func overlongTextsAreRefusedBeforeTheDeviceSeesThem() throws {
         let long = String(repeating: "ä", count: RequestDecoder.longestText)
         let line = try ControlEnvelope(.setAlert(slot: 1, name: "Mum", number: nil, message: long)).encodedLine()
-        #expect(RequestDecoder.decode(Array(line.dropLast())) == .tooLong("message"))
-        let fine = try ControlEnvelope(.addMantra(text: String(repeating: "a", count: 160))).encodedLine()
-        #expect(RequestDecoder.decode(Array(fine.dropLast())) == .request(ControlEnvelope(.addMantra(text: String(repeating: "a", count: 160)))))
+        if case .tooLong("message") = RequestDecoder.decode(Array(line.dropLast())) {} else { Issue.record("a 32 KB message must be refused") }
+        let mantra = ControlEnvelope(.addMantra(text: String(repeating: "a", count: 160)))
+        if case .request(mantra) = RequestDecoder.decode(Array(try mantra.encodedLine().dropLast())) {} else {
+            Issue.record("a 160-character mantra must decode")
+        }
     }
 
     /// A decoder that holds every line until let go, against the server serviced on this
@@ -80,7 +84,8 @@ import UnwindCore
 /// Answers every request at once, counting them.
 final class Answering: ControlHandling {
     let answered = Atomic<Int>(0)
-    func handleControl(_ request: ControlRequest, from peer: ControlServer.Peer, at now: Moment) -> ControlReply {
+    func handleControl(_ request: ControlRequest, restorable: Result<MaintenanceEdits.RestorableState, ControlFailure>?,
+                       from peer: ControlServer.Peer, at now: Moment) -> ControlReply {
         answered.add(1, ordering: .relaxed)
         return .now(ControlResponse(code: 0, message: "ok"))
     }

@@ -18,8 +18,10 @@ public enum ControlReply {
 }
 
 /// What answers requests: the maintainer's desk (`MaintainerDesk`) on the running device.
+/// `restorable`: a restore's archive as the decoder's queue parsed it (nil: any other request).
 protocol ControlHandling: AnyObject {
-    func handleControl(_ request: ControlRequest, from peer: ControlServer.Peer, at now: Moment) -> ControlReply
+    func handleControl(_ request: ControlRequest, restorable: Result<MaintenanceEdits.RestorableState, ControlFailure>?,
+                       from peer: ControlServer.Peer, at now: Moment) -> ControlReply
 }
 
 /// The device's end of the control socket (see `ControlEnvelope` for the protocol), serviced
@@ -406,9 +408,13 @@ public final class ControlServer {
 
     private func answer(_ c: Client, _ outcome: RequestDecoder.Outcome, _ handler: ControlHandling, _ now: Moment) {
         let envelope: ControlEnvelope
+        var restorable: Result<MaintenanceEdits.RestorableState, ControlFailure>?
         switch outcome {
         case .request(let e):
             envelope = e
+        case .restore(let e, let checked):
+            envelope = e
+            restorable = checked
         case .tooDeep:
             logger.warning("control: \(c.peer) sent a request nested deeper than \(RequestDecoder.maximumNesting) levels; closing")
             respond(c, ControlResponse(.input("not a control request (nested deeper than \(RequestDecoder.maximumNesting) levels)")), now)
@@ -429,7 +435,7 @@ public final class ControlServer {
             c.closeAfterWrite = true
             return
         }
-        switch handler.handleControl(envelope.request, from: c.peer, at: now) {
+        switch handler.handleControl(envelope.request, restorable: restorable, from: c.peer, at: now) {
         case .now(let r): respond(c, r, now)
         case .later(let until, let poll, let cancel): c.waiting = PendingAnswer(until: until, poll: poll, cancel: cancel)
         }

@@ -16,8 +16,11 @@ import UnwindControl
 /// (`maximumNesting`) is refused before the decoder sees it.
 final class RequestDecoder: @unchecked Sendable {
     /// What became of a line.
-    enum Outcome: Equatable, Sendable {
+    enum Outcome: Sendable {
         case request(ControlEnvelope)
+        /// A restore, its archive's files already parsed with the device's parsers (the largest
+        /// parse a request can ask for: a full mantras.txt is 321 KB).
+        case restore(ControlEnvelope, Result<MaintenanceEdits.RestorableState, ControlFailure>)
         case notARequest
         case tooDeep
         /// A text far longer than any field it fills (`longestText`).
@@ -88,11 +91,14 @@ final class RequestDecoder: @unchecked Sendable {
     static let longestText = 16 * 1024
 
     /// The device's decoding: nesting first (a linear scan), then Foundation's JSONDecoder, then
-    /// the length of every text (a restore's files are the device's parsers' to judge).
+    /// the length of every text; a restore's files are parsed here too.
     @Sendable static func decode(_ line: [UInt8]) -> Outcome {
         guard nesting(of: line, exceeds: maximumNesting) == false else { return .tooDeep }
         guard let envelope = try? JSONDecoder().decode(ControlEnvelope.self, from: Data(line)) else { return .notARequest }
         if let field = overlong(envelope.request) { return .tooLong(field) }
+        if case .restore(let files) = envelope.request {
+            return .restore(envelope, Result { () throws(ControlFailure) in try MaintenanceEdits.restorable(files.mapValues { [UInt8]($0) }) })
+        }
         return .request(envelope)
     }
 

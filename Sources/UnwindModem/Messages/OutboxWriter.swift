@@ -11,7 +11,8 @@ import UnwindDevices
 /// frame. The loop must never wait for the card — but the modem must: no AT command for a
 /// message goes out while a write of that message is still on its way (`GSMModem` holds its
 /// line for it), so "journaled before any AT traffic" holds exactly as when the loop waited.
-/// One serial queue keeps every message's writes in the order they were asked for.
+/// One serial queue keeps every message's writes in the order they were asked for. The inbox's
+/// "seen" marks (the person dismissing a reply with a press) go through it too.
 public final class OutboxWriter: @unchecked Sendable {
     /// What a write was for, so its failure is told in the right words.
     public enum Kind: Equatable, Sendable {
@@ -22,6 +23,8 @@ public final class OutboxWriter: @unchecked Sendable {
         /// Gone from the journal: sent and settled.
         case sent
         case cancelled
+        /// A reply the person dismissed (the inbox's file, on the same queue).
+        case replySeen
     }
 
     /// A write that did not reach the card.

@@ -29,7 +29,8 @@ public struct FrameDeadlineCost: CustomStringConvertible {
 
     public var description: String {
         "\(what): \(count) in \(String(format: "%.1f", seconds)) s, \(framesDrawn) frames drawn, \(framesMissed) missed"
-            + " (\(String(format: "%.1f", missedPerThousand)) per 1,000)"
+            + (count > 0 ? " (\(String(format: "%.1f", missedPerThousand)) per 1,000)"
+                : " (\(String(format: "%.1f", Double(framesMissed) * 60 / max(seconds, 1))) a minute)")
     }
 }
 
@@ -118,7 +119,7 @@ public final class FrameDeadlineRig: @unchecked Sendable {
             usleep(30_000)
         }
         let s = rig.finish()
-        return FrameDeadlineCost(what: "PANIC presses (5 alerts each\(outboxAtOnce ? ", outbox written on the loop's thread as before" : "")",
+        return FrameDeadlineCost(what: "PANIC presses (5 alerts each\(outboxAtOnce ? ", outbox written on the loop's thread as before" : ""))",
                                  count: armed, framesDrawn: s.framesRendered,
                                  framesMissed: s.framesMissed, seconds: seconds(since: t0))
     }
