@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import Logging
 import Synchronization
 import Testing
 import UnwindTestSupport
@@ -78,6 +79,51 @@ import UnwindCore
             pass()
             return handler.answered.load(ordering: .relaxed) == 1
         })
+    }
+}
+
+/// A client's garbage is logged at most once a second (each line is a write from the loop's
+/// thread): thirty refused lines in one second are one warning, and the next second's says
+/// how many were held back.
+@Suite("The control socket's warnings") struct ControlWarningTests {
+    @Test func refusedLinesAreLoggedAtMostOnceASecond() throws {
+        let recent = RecentLog(capacity: 100)
+        let logger = Logger(label: "unwind.test") { recent.handler(label: $0) }
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/control.sock"
+        let server = try ControlServer(path: path, stateDirectory: directory, logger: logger, now: WallTime(secondsSinceEpoch: 0))
+        defer { server.close() }
+        let handler = Answering()
+        func refuse(_ times: Int, at now: Moment) {
+            for _ in 0..<times {
+                let answered = Atomic<Bool>(false)
+                let client = Thread {
+                    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+                    defer { close(fd) }
+                    var a = sockaddr_un()
+                    a.sun_family = sa_family_t(AF_UNIX)
+                    withUnsafeMutableBytes(of: &a.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
+                    _ = withUnsafePointer(to: &a) {
+                        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+                    }
+                    _ = send(fd, "[[[[[[[[[[[[[[[[[[[[\n", 21, 0)
+                    var b = [UInt8](repeating: 0, count: 512)
+                    _ = recv(fd, &b, b.count, 0)
+                    answered.store(true, ordering: .relaxed)
+                }
+                client.start()
+                #expect(waitUntil(.seconds(30)) {
+                    server.service(handler, at: now)
+                    return answered.load(ordering: .relaxed)
+                })
+            }
+        }
+        refuse(30, at: Moment(.zero))
+        #expect(recent.lines.count == 1, "\(recent.lines)")
+        refuse(1, at: Moment(Instant(nanoseconds: 2_000_000_000)))
+        #expect(recent.lines.count == 2)
+        #expect(recent.lines.last?.contains("and 29 more warnings about clients in the last second, not logged") == true, "\(recent.lines)")
     }
 }
 

@@ -262,12 +262,12 @@ public final class ControlServer {
                 break
             case .closing(let index):
                 let c = clients[index]
-                logger.warning("control: closing the connection of \(c.peer) (idle \(Self.seconds(now.instant - c.lastActivity))) to make room for \(peer)")
+                warn("control: closing the connection of \(c.peer) (idle \(Self.seconds(now.instant - c.lastActivity))) to make room for \(peer)", now)
                 sendAndForget(c.fd, ControlResponse(.failed("closed to make room for another command (at most \(ControlLimits.maximumClientsPerUser) connections per user, \(ControlLimits.maximumClients) in all); run the command again")))
                 dropClient(c)
                 clients.remove(at: index)
             case .refused:
-                logger.warning("control: refusing a connection from \(peer): every connection it could replace is in the middle of a request")
+                warn("control: refusing a connection from \(peer): every connection it could replace is in the middle of a request", now)
                 sendAndForget(fd, ControlResponse(.failed("the device is busy with \(clients.count) other commands in progress; try again in a few seconds")))
                 Glibc.close(fd)
                 continue
@@ -354,7 +354,7 @@ public final class ControlServer {
                 c.newline = c.input[start...].firstIndex(of: 0x0A)
                 if c.requestStarted == nil { c.requestStarted = now.instant }
                 if c.newline == nil && c.input.count > ControlLimits.maximumRequest {
-                    logger.warning("control: a request of more than \(ControlLimits.maximumRequest) bytes from \(c.peer); closing")
+                    warn("control: a request of more than \(ControlLimits.maximumRequest) bytes from \(c.peer); closing", now)
                     c.input = []
                     respond(c, ControlResponse(.input("the request is larger than \(ControlLimits.maximumRequest) bytes")), now)
                     c.closeAfterWrite = true
@@ -416,16 +416,16 @@ public final class ControlServer {
             envelope = e
             restorable = checked
         case .tooDeep:
-            logger.warning("control: \(c.peer) sent a request nested deeper than \(RequestDecoder.maximumNesting) levels; closing")
+            warn("control: \(c.peer) sent a request nested deeper than \(RequestDecoder.maximumNesting) levels; closing", now)
             respond(c, ControlResponse(.input("not a control request (nested deeper than \(RequestDecoder.maximumNesting) levels)")), now)
             c.closeAfterWrite = true
             return
         case .tooLong(let field):
-            logger.warning("control: \(c.peer) sent a \(field) of more than \(RequestDecoder.longestText) bytes")
+            warn("control: \(c.peer) sent a \(field) of more than \(RequestDecoder.longestText) bytes", now)
             respond(c, ControlResponse(.input("\(field): longer than \(RequestDecoder.longestText) bytes; far too long for any \(field)")), now)
             return
         case .notARequest:
-            logger.warning("control: \(c.peer) sent something that is not a request; closing")
+            warn("control: \(c.peer) sent something that is not a request; closing", now)
             respond(c, ControlResponse(.input("not a control request (one JSON object per line expected)")), now)
             c.closeAfterWrite = true
             return
@@ -475,7 +475,7 @@ public final class ControlServer {
         guard !c.closed else { return }
         if !c.output.isEmpty {
             if now.instant - c.answerMoved >= deadlines.answerProgress {
-                logger.warning("control: \(c.peer) has not read its answer for \(Self.seconds(now.instant - c.answerMoved)); closing")
+                warn("control: \(c.peer) has not read its answer for \(Self.seconds(now.instant - c.answerMoved)); closing", now)
                 dropClient(c)
             }
             return
@@ -485,7 +485,7 @@ public final class ControlServer {
             let started = c.requestStarted ?? now.instant
             c.requestStarted = started
             if now.instant - started >= deadlines.wholeRequest {
-                logger.warning("control: \(c.peer) sent part of a request and not the rest within \(Self.seconds(deadlines.wholeRequest)); closing")
+                warn("control: \(c.peer) sent part of a request and not the rest within \(Self.seconds(deadlines.wholeRequest)); closing", now)
                 c.input = []
                 respond(c, ControlResponse(.input("the request did not arrive whole within \(Self.seconds(deadlines.wholeRequest)) of its first byte")), now)
                 c.closeAfterWrite = true
@@ -500,6 +500,22 @@ public final class ControlServer {
         let ms = d.nanoseconds / 1_000_000
         return ms % 1000 == 0 ? "\(ms / 1000) s" : "\(Double(ms) / 1000) s"
     }
+
+    /// Warnings about what clients do, at most one a second: a hostile client makes one per
+    /// request, thousands a second, and each is a write from the loop's thread (and a flood in
+    /// the journal). The ones held back are counted in the next.
+    private func warn(_ message: @autoclosure () -> String, _ now: Moment) {
+        if let until = quietUntil, now.instant < until {
+            heldBack += 1
+            return
+        }
+        let more = heldBack > 0 ? " (and \(heldBack) more warnings about clients in the last second, not logged)" : ""
+        logger.warning("\(message())\(more)")
+        heldBack = 0
+        quietUntil = now.instant + .seconds(1)
+    }
+    private var quietUntil: Instant?
+    private var heldBack = 0
 
     /// One answer line on a connection the device is about to close: what the socket takes now
     /// and nothing more.
