@@ -64,7 +64,8 @@ protocol ControlHandling: AnyObject {
 ///   the group of the directory it is in. On the device that is `/run/unwind`, made by systemd
 ///   with `RuntimeDirectory=unwind`, `RuntimeDirectoryMode=0750` and the unit's `Group=` the
 ///   maintainer group (e.g. `unwind-maint`): only the service user and that group can connect.
-///   Every connection's peer (SO_PEERCRED: uid, gid, pid) is logged, and every change it asks for.
+///   Every connection's peer (SO_PEERCRED: uid, gid, pid) is logged (at most one a second, the rest
+///   counted), and every change it asks for.
 public final class ControlServer {
     public let path: String
     public let stateDirectory: String
@@ -272,7 +273,9 @@ public final class ControlServer {
                 Glibc.close(fd)
                 continue
             }
-            logger.info("control: connection from \(peer)")
+            if let held = connections.allow(now.instant) {
+                logger.info("control: connection from \(peer)\(held > 0 ? " (and \(held) more connections in the last second, not logged)" : "")")
+            }
             let c = Client(fd: fd, peer: peer, now: now.instant)
             clients.append(c)
             // A command sends its request right after connecting: read it now, so that while
@@ -505,17 +508,30 @@ public final class ControlServer {
     /// request, thousands a second, and each is a write from the loop's thread (and a flood in
     /// the journal). The ones held back are counted in the next.
     private func warn(_ message: @autoclosure () -> String, _ now: Moment) {
-        if let until = quietUntil, now.instant < until {
-            heldBack += 1
-            return
-        }
-        let more = heldBack > 0 ? " (and \(heldBack) more warnings about clients in the last second, not logged)" : ""
-        logger.warning("\(message())\(more)")
-        heldBack = 0
-        quietUntil = now.instant + .seconds(1)
+        guard let held = warnings.allow(now.instant) else { return }
+        logger.warning("\(message())\(held > 0 ? " (and \(held) more warnings about clients in the last second, not logged)" : "")")
     }
-    private var quietUntil: Instant?
-    private var heldBack = 0
+    private var warnings = LogThrottle()
+    /// Each connection's peer is logged, but no more than one a second either: a client that
+    /// connects thousands of times a second would otherwise fill the journal from the loop.
+    private var connections = LogThrottle()
+
+    /// At most one line a second; the lines held back meanwhile are counted.
+    struct LogThrottle {
+        private var quietUntil: Instant?
+        private var heldBack = 0
+
+        /// Nil: hold this one back. Otherwise log it, saying how many were held back before it.
+        mutating func allow(_ now: Instant) -> Int? {
+            if let until = quietUntil, now < until {
+                heldBack += 1
+                return nil
+            }
+            defer { heldBack = 0 }
+            quietUntil = now + .seconds(1)
+            return heldBack
+        }
+    }
 
     /// One answer line on a connection the device is about to close: what the socket takes now
     /// and nothing more.
