@@ -48,11 +48,12 @@ import UnwindCore
     @Test func theLoopDoesNotWaitForDecoding() throws {
         let held = Mutex<Bool>(true)
         let decodingThread = Mutex<pthread_t?>(nil)
-        let decoder = RequestDecoder { line in
+        // Every line to the queue, however short.
+        let decoder = RequestDecoder(decode: { line in
             decodingThread.withLock { $0 = pthread_self() }
             _ = waitUntil(.seconds(60), every: .milliseconds(1)) { !held.withLock { $0 } }
             return RequestDecoder.decode(line)
-        }
+        }, inlineLimit: 0)
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let server = try ControlServer(path: directory + "/control.sock", stateDirectory: directory, logger: quietLogger(),
