@@ -65,8 +65,11 @@ extension ModemAlertLink {
     /// The modem link: the outbox lives beside the state files, so an alert asked for before a
     /// crash or a power cut is sent after the restart. A modem that is missing at start is
     /// looked for again with backoff; alerts wait in the outbox meanwhile.
+    /// `writer`: the device's writes the outbox on a queue of its own (`OutboxWriter`); the
+    /// benchmark also measures it writing at once, as it did before.
     public static func open(stateDirectory: String, serial: SerialConfiguration, modem: ModemConfiguration,
-                            logger: Logger, now: Moment) throws(ModemLinkError) -> ModemAlertLink {
+                            logger: Logger, now: Moment,
+                            writer: OutboxWriter = .inBackground()) throws(ModemLinkError) -> ModemAlertLink {
         // Whatever is under either name that is not a usable directory (a file, a link, a
         // directory of mode 000) is set aside and a new one made: alerts must go out.
         let suffix = "\(now.wall.secondsSinceEpoch)"
@@ -74,7 +77,9 @@ extension ModemAlertLink {
         do {
             let opened = try OwnedDirectory.open(Outbox.directoryName, in: stateDirectory, maximumFileSize: 64 * 1024, suffix: suffix)
             if let moved = opened.setAside { logger.error("\(moved) in \(stateDirectory); messages in it are kept there, not sent") }
-            outbox = Outbox(storage: opened.store, now: now.wall)
+            // Written on a queue of its own: PANIC's five fsyncs never hold up a frame, and the
+            // modem still waits for each before any AT command for that alert (`OutboxWriter`).
+            outbox = Outbox(storage: opened.store, now: now.wall, writer: writer)
         } catch {
             // Exiting would leave the person with no panic path at all (systemd would restart
             // it into the same failure): alerts are journaled in memory instead, and sent.

@@ -142,6 +142,9 @@ public final class StateLock: Sendable {
 /// The file is never replaced by rename: the lock lives on its inode.
 public final class DaemonPresence {
     public static let fileName = ".daemon"
+    /// The socket a device without one names (the headless simulator): it holds the state
+    /// directory and takes no commands.
+    public static let noSocket = "none"
 
     /// What a command sees.
     public enum Probe: Equatable, Sendable {

@@ -120,6 +120,8 @@ public final class GSMModem {
         }
         consider(engine.nextDeadline)
         if !pending.isEmpty { consider(now + .milliseconds(2)) }
+        // A write on its way to the card: looked for again shortly, a message may wait for it.
+        if outbox.writer.isWriting { consider(now + .milliseconds(2)) }
         guard engine.isIdle else { return d }
         if let w = bringUp.waitUntil {
             consider(w)
@@ -130,7 +132,7 @@ public final class GSMModem {
             if !technician.isEmpty || calls.hasWork(at: now) || refresh.hasWork || bringUp.restartRequested || replies.hasWork {
                 consider(now)
             }
-            consider(delivery.nextDeadline(heldUntil: refresh.sendingHeldUntil(ctx)))
+            consider(delivery.nextDeadline(heldUntil: refresh.sendingHeldUntil(ctx), writing: outbox.writer.isWritingMessage))
             consider(refresh.nextRefresh)
             consider(replies.nextSweep)
         }
@@ -143,6 +145,7 @@ public final class GSMModem {
         ctx.wall = moment.wall
         calls.expire(&ctx)
         timers()
+        collectWrites()
         defer { afterStep() }
         if !line.isOpen {
             openIfDue()
@@ -165,6 +168,9 @@ public final class GSMModem {
     /// Closes the tty (shutdown). Messages stay in the outbox for the next start; a later
     /// `step` opens the line again.
     public func close() {
+        // What is on its way to the card gets there before the device stops.
+        outbox.writer.flush()
+        collectWrites()
         dropLine()
         ctx.status.link = .closed("closed")
     }
@@ -179,6 +185,8 @@ public final class GSMModem {
 
     /// Asks for an alert: written to the outbox (and fsynced) before any AT traffic for it, then
     /// sent as soon as the modem can. A failed outbox write is reported and the message sent anyway.
+    /// With a background `OutboxWriter` this returns at once and the message waits, queued, for
+    /// its write to land (`collectWrites`).
     @discardableResult
     public func send(_ alert: AlertSlot, slot: Int?, purpose: AlertPurpose = .panic, at moment: Moment) -> MessageID {
         let reference = UInt16.random(in: 0...UInt16.max, using: &ctx.random)
@@ -187,7 +195,7 @@ public final class GSMModem {
         delivery.track(entry, journaled: error == nil, at: moment.instant)
         if let error {
             logger.error("outbox: could not save \(entry.id): \(error); sending anyway")
-            delivery.tracked[delivery.tracked.count - 1].lastProblem = .notJournaled(error.description)
+            delivery.notJournaled(entry.id, error.description)
         } else {
             logger.notice("alert \(entry.id) to \(alert.name) (\(alert.number.text)) queued; \(alert.encoding)")
         }
@@ -208,6 +216,23 @@ public final class GSMModem {
         guard written else { return }
         process()
         flush()
+    }
+
+    /// What the outbox's background writer finished: a message whose first write failed is
+    /// sent anyway and says it was not saved, as when the write failed at once.
+    func collectWrites() {
+        for f in outbox.writer.collect() {
+            switch f.kind {
+            case .added:
+                logger.error("outbox: could not save \(f.id): \(f.error); sending anyway")
+                delivery.notJournaled(f.id, f.error.description)
+                ctx.statusChanged()
+            case .saved: logger.error("outbox: could not update \(f.id): \(f.error)")
+            case .sent: logger.error("outbox: \(f.id) was sent but could not be removed (\(f.error)); it may be sent again after a restart")
+            case .cancelled: logger.error("outbox: could not remove cancelled \(f.id): \(f.error)")
+            case .replySeen: logger.error("replies: could not mark \(f.id) seen: \(f.error)")
+            }
+        }
     }
 
     /// A maintainer's test message: sent like an alert but never journaled, so it cannot be
@@ -284,7 +309,7 @@ public final class GSMModem {
     /// The person dismissed these replies: remembered on the card.
     public func markRepliesSeen(_ ids: [String]) {
         guard let inbox else { return }
-        do { try inbox.markSeen(ids) } catch { logger.error("replies: could not mark \(ids.count) reply(ies) seen: \(error)") }
+        do { try inbox.markSeen(ids, writer: outbox.writer) } catch { logger.error("replies: could not mark \(ids.count) reply(ies) seen: \(error)") }
     }
 
     /// The last readiness reported (nil: not known yet).

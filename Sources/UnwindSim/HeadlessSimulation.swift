@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import Foundation
 import Glibc
 #endif
 import Logging
@@ -147,6 +148,14 @@ public struct HeadlessSimulation {
         for k in 0..<AlertSlotFile.slotCount {
             if let n = ScriptedAlertLink.slotNumber(stateDirectory: stateDirectory, slot: k) { alerts.slotNumbers[k] = n }
         }
+        // The state directory is claimed as every device claims it: beside a running device (or
+        // another simulation) on the same files, each would overwrite the other's sessions.
+        try? FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
+        if let moved = MaintenanceHost.setAsideIfNotPlain(stateDirectory + "/" + DaemonPresence.fileName, now: wallClockStart) {
+            logger.error("\(DaemonPresence.fileName) in \(stateDirectory) was not a plain file; moved aside as \(moved)")
+        }
+        let presence = try DaemonPresence(stateDirectory: stateDirectory, socketPath: DaemonPresence.noSocket)
+        defer { presence.release() }
         let device = try DeviceAssembly(board: board, recipe: recipe, alerts: { [alerts] _ in alerts }, logger: logger)
         let loop = device.loop
         loop.onGesture = { g, at in gestures.append((at, g)) }

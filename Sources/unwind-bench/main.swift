@@ -20,8 +20,18 @@ struct Bench: ParsableCommand {
     @Option(help: "Simulated seconds of breathing session to measure.")
     var seconds: Int = 600
 
+    @Option(help: "PANIC presses and hostile control requests against the real-time loop.")
+    var presses: Int = 1000
+
+    @Flag(help: "Only the frame deadlines under PANIC presses and hostile requests.")
+    var framesOnly = false
+
+    @Flag(help: "Also PANIC presses with the outbox written on the loop's thread (as before issue 26).")
+    var outboxAtOnce = false
+
     func run() throws {
         try ensureInterposer()
+        if framesOnly { return try measureFrameDeadlines() }
         let frames = seconds * 30
         print("unwind-bench: \(seconds) s of square breathing, \(frames) frames at 30 fps")
 
@@ -81,12 +91,29 @@ struct Bench: ParsableCommand {
         print("PANIC armed (5 alerts journaled) → first byte of AT+CMGS at 115200 baud over a pty, 15 runs:",
               "p50 \(ms(latencies[7])), min \(ms(latencies[0])), max \(ms(latencies[14]))")
 
+        print("")
+        try measureFrameDeadlines()
+
         // VmHWM, not getrusage's ru_maxrss: `swift run` execs this binary, and ru_maxrss keeps
         // the peak of the image before the exec (SwiftPM's own ~120 MiB).
         let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
         let hwm = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
             .flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? -1
         print("peak RSS: \(hwm / 1024) MiB (\(hwm) KiB, VmHWM)")
+    }
+
+    /// 6. The real-time loop, assembled as the daemon, under PANIC presses and hostile control
+    /// requests, beside the same device left alone for as long (what this machine costs anyway).
+    func measureFrameDeadlines() throws {
+        print("Frame deadlines on the real clock (the device as the daemon, outbox and state files fsynced on this disk):")
+        let panic = try FrameDeadlineRig.panicPresses(presses)
+        print(panic)
+        if outboxAtOnce { print(try FrameDeadlineRig.panicPresses(presses, outboxAtOnce: true)) }
+        let hostile = try FrameDeadlineRig.hostileRequests(presses)
+        print(hostile)
+        // Well-formed requests are cheap: twenty times as many, for a measurable time.
+        print(try FrameDeadlineRig.statusFlood(presses * 20))
+        print(try FrameDeadlineRig.quiet(seconds: Int(max(panic.seconds, hostile.seconds).rounded(.up))))
     }
 
     /// The allocation counter only sees malloc when its library is preloaded: re-run with it.

@@ -61,7 +61,11 @@ import UnwindSim
             put("escape.conf", Array("\u{1B}]0;pwned\u{07}\u{1B}[31mdisplay:\n  bus: 2\n".utf8),
                 .refused(2, "has a control character (U+001B) at line 1, column 1"))
             // An escape written the YAML way reaches the key itself: shown escaped.
-            put("escaped-key.conf", "\"\\e[31mevil\": 1\n", .refused(2, "\\u001B[31mevil: unknown key"))
+            put("escaped-key.conf", "display:\n  bus: 2\n\"\\e[31mevil\": 1\n", .refused(2, "\\u001B[31mevil: unknown key"))
+            // Not a configuration at all (issue 26, item 5): its keys are not quoted.
+            put("secret", "root:$6$SECRETHASH:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n", .refused(2, "2 keys no setting has; is this an unwind configuration file?"))
+            #expect(symlink(path("secret"), path("shadow-link.conf")) == 0)
+            cases.append(("shadow-link.conf", .refused(2, "2 keys no setting has; is this an unwind configuration file?")))
             put("ten-megabytes.conf", "# " + String(repeating: "x", count: 10 << 20) + "\n",
                 .refused(2, "is 10485763 bytes; a configuration file is at most 262144 bytes (256 KiB)"))
             // 60,000 keys, one a line: too big to be a configuration.
@@ -70,7 +74,7 @@ import UnwindSim
             // 60,000 keys that fit in the limit: one line, at once (the per-key suggestions
             // took a minute).
             put("keys-flow.conf", "{" + HostileConfigurationTests.shortKeys(60_000).joined(separator: ",") + "}\n",
-                .refused(2, "60000 keys no setting has (aaa, aab, aac …)"))
+                .refused(2, "60000 keys no setting has; is this an unwind configuration file?"))
             put("keys-in-a-section.conf", "display: {" + HostileConfigurationTests.shortKeys(60_000).joined(separator: ",") + "}\n",
                 // One of the 60,000 is "bus", which display has.
                 .refused(2, "59999 keys no setting has (display.aaa, display.aab, display.aac …)"))
@@ -86,7 +90,7 @@ import UnwindSim
             for (previous, name) in zip(names, names.dropFirst()) {
                 laughs += "  \(name): &\(name) [" + Array(repeating: "*\(previous)", count: 9).joined(separator: ",") + "]\n"
             }
-            put("laughs.conf", laughs, .refused(2, "lol: unknown key"))
+            put("laughs.conf", laughs, .refused(2, "1 key no setting has; is this an unwind configuration file?"))
             put("laughs-as-a-value.conf", laughs + "display:\n  bus: *i\n",
                 .refused(2, "display.bus: expected a single value, not a list or section", lines: 2))
             put("not-yaml.conf", "display: [unclosed\n", .refused(2, "not valid YAML"))
@@ -145,6 +149,8 @@ import UnwindSim
             #expect(r.stderrLines.allSatisfy { $0.hasPrefix("unwind: ") }, "\(r)", sourceLocation: sourceLocation)
             #expect(r.stderr.contains(words), "'\(words)' expected in: \(r)", sourceLocation: sourceLocation)
         }
+        // A file that is not a configuration is never quoted (the shadow-like one's hash).
+        #expect(!r.stderr.contains("SECRET"), "\(r)", sourceLocation: sourceLocation)
         // Whatever the file held, nothing reaches the terminal raw.
         #expect(!r.stderr.unicodeScalars.contains { $0 != "\n" && TextSafety.isTerminalControl($0) }, "\(r)",
                 sourceLocation: sourceLocation)
@@ -196,7 +202,7 @@ import UnwindSim
         expectFailure(UnwindRun.run(["mantras", "list", "--config", files.path("fifo.conf")]), 2, "is a FIFO (named pipe)")
         expectFailure(UnwindRun.run(["alerts", "list", "--config", files.path("latin1.conf")]), 2, "is not UTF-8 text")
         expectFailure(UnwindRun.run(["stats", "--config", files.path("keys-flow.conf")]), 2,
-                      "60000 keys no setting has (aaa, aab, aac …); is this an unwind configuration file? (deploy/unwind.conf in the source lists every key); run 'unwind config check'")
+                      "60000 keys no setting has; is this an unwind configuration file? (deploy/unwind.conf in the source lists every key); run 'unwind config check'")
     }
 }
 

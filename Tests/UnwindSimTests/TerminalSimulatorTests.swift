@@ -5,6 +5,7 @@ import CLinuxSystem
 import Foundation
 import Synchronization
 import Testing
+import UnwindControl
 
 /// `unwind sim` as a person runs it: the real executable on a pseudo-terminal (its standard
 /// input, output and error), keys written to the terminal's other end, signals from outside.
@@ -140,6 +141,34 @@ struct TerminalSimulatorTests {
         #expect(UnwindRun.run(["status", "--state", state]).status == 0)
         kill(first.process.processIdentifier, SIGTERM)
         #expect(first.exitStatus() == 0)
+    }
+
+    /// The headless simulator on a running device's state directory (issue 26, item 6): it
+    /// refuses as a second device does, and the running one's files are untouched; while a
+    /// headless run holds a directory, a maintainer's change is refused rather than written
+    /// under it.
+    @Test func aHeadlessRunBesideARunningDeviceRefuses() throws {
+        let state = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let first = try SimulatorOnTerminal(state: state)
+        #expect(first.waitUntilReady())
+        let script = state + ".script", out = state + ".out"
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        _ = FileManager.default.createFile(atPath: script, contents: Data("0 SELECT\n65 SELECT\n70 end\n".utf8))
+        defer { unlink(script) }
+        let before = stateSnapshot(state)
+        let headless = UnwindRun.run(["sim", "--headless", script, "--out", out, "--state", state])
+        #expect(headless.status != 0)
+        #expect(headless.stderr.contains("another unwind is already running on \(state)"), "\(headless)")
+        #expect(stateSnapshot(state).filter { !$0.key.hasSuffix(".log") } == before.filter { !$0.key.hasSuffix(".log") })
+        kill(first.process.processIdentifier, SIGTERM)
+        #expect(first.exitStatus() == 0)
+
+        // A headless run holds the directory: held here the way it holds it.
+        let held = try DaemonPresence(stateDirectory: state, socketPath: DaemonPresence.noSocket)
+        let change = UnwindRun.run(["reminders", "set", "never", "--state", state])
+        expectFailure(change, 1, "a headless simulation (pid \(getpid())) is running on \(state); it takes no commands")
+        held.release()
     }
 
     /// The device stops within a second of SIGTERM (systemd's stop, a shutdown), every time:

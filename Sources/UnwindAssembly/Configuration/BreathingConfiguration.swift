@@ -30,7 +30,7 @@ public enum BreathingConfiguration {
         let t = text.trimmingCharacters(in: .whitespaces)
         if let p = BreathingPreset.builtIn.first(where: { $0.name == t.lowercased() }) { return (p.pattern, p.name) }
         guard t.first?.isNumber == true else {
-            throw .malformed("\(String(reflecting: text)) is neither a preset (\(BreathingPreset.builtIn.map(\.name).joined(separator: ", "))) nor lengths like 4,7,8,0")
+            throw .malformed("\(ConfigReader.quoted(text)) is neither a preset (\(BreathingPreset.builtIn.map(\.name).joined(separator: ", "))) nor lengths like 4,7,8,0")
         }
         return (try BreathingPattern.parse(t), nil)
     }
@@ -38,13 +38,13 @@ public enum BreathingConfiguration {
     static func read(_ r: ConfigReader, into settings: inout DeviceSettings) {
         for (section, example) in [("breathing", "pattern: calm"), ("haptics", "inhale: 120")] {
             if let given = r.valueInsteadOfSection(section) {
-                r.problem(section, "expected keys under it (\(example) …), not \(String(reflecting: given))")
+                r.problem(section, "expected keys under it (\(example) …), not \(ConfigReader.quoted(given))")
             }
         }
         readPattern(r, into: &settings)
         if let text = r.optionalString("breathing.session_minutes") {
             if let m = SessionLength.minutes(text) { settings.breathing.sessionMinutes = m } else {
-                r.problem("breathing.session_minutes", "expected open, 2, 5, 10 or 20, got \(String(reflecting: text))")
+                r.problem("breathing.session_minutes", "expected open, 2, 5, 10 or 20, got \(ConfigReader.quoted(text))")
             }
         }
         settings.breathing.checkIn = r.bool("breathing.check_in", default: false)
@@ -79,7 +79,7 @@ public enum BreathingConfiguration {
         func length(_ key: String, _ current: Duration, _ range: ClosedRange<Double>, zero: Bool) -> Duration {
             guard let text = r.optionalString(key) else { return current }
             guard let tenths = BreathingPattern.parseTenths(Substring(text)) else {
-                r.problem(key, "expected seconds with at most one decimal (4, 4.4), got \(String(reflecting: text))")
+                r.problem(key, "expected seconds with at most one decimal (4, 4.4), got \(ConfigReader.quoted(text))")
                 wrong = true
                 return current
             }
@@ -129,7 +129,7 @@ public enum BreathingConfiguration {
             for part in text.split(separator: ",", omittingEmptySubsequences: false) {
                 let t = part.trimmingCharacters(in: .whitespaces)
                 guard let ms = Int(t), (20...1000).contains(ms) else {
-                    r.problem(key, "expected pulse lengths in ms (20 to 1000) separated by commas, like 120, 120, or none; got \(String(reflecting: text))")
+                    r.problem(key, "expected pulse lengths in ms (20 to 1000) separated by commas, like 120, 120, or none; got \(ConfigReader.quoted(text))")
                     return current
                 }
                 out.append(.milliseconds(ms))

@@ -92,7 +92,7 @@ public final class ConfigReader {
         let v: Int?
         if s.hasPrefix("0x") || s.hasPrefix("0X") { v = Int(s.dropFirst(2), radix: 16) } else { v = Int(s) }
         guard let v else {
-            problems.append(ConfigProblem(key: key, message: "expected a whole number, got \(String(reflecting: s))"))
+            problems.append(ConfigProblem(key: key, message: "expected a whole number, got \(ConfigReader.quoted(s))"))
             return d
         }
         guard range.contains(v) else {
@@ -106,7 +106,7 @@ public final class ConfigReader {
     public func seconds(_ key: String, default d: Double, in range: ClosedRange<Double>) -> Duration {
         guard let s = scalar(key) else { return .nanoseconds(Int64((d * 1e9).rounded())) }
         guard let v = Double(s), v.isFinite else {
-            problems.append(ConfigProblem(key: key, message: "expected a number of seconds, got \(String(reflecting: s))"))
+            problems.append(ConfigProblem(key: key, message: "expected a number of seconds, got \(ConfigReader.quoted(s))"))
             return .nanoseconds(Int64((d * 1e9).rounded()))
         }
         guard range.contains(v) else {
@@ -122,7 +122,7 @@ public final class ConfigReader {
         case "true", "yes", "on": return true
         case "false", "no", "off": return false
         default:
-            problems.append(ConfigProblem(key: key, message: "expected true or false, got \(String(reflecting: s))"))
+            problems.append(ConfigProblem(key: key, message: "expected true or false, got \(ConfigReader.quoted(s))"))
             return d
         }
     }
@@ -146,17 +146,28 @@ public final class ConfigReader {
             count += 1
             if unknown.count <= Self.unknownKeysListed { unknown.append(name) }
         }
+        // Not one setting at the top: another file (a link to /etc/shadow, say), whose lines are
+        // not ours to print. Only a key that is a typo of a setting is named.
+        let ours = m.contains { known.contains($0.key.string ?? "") }
+        let wrongFile = "is this an unwind configuration file? (deploy/unwind.conf in the source lists every key)"
         if count <= Self.unknownKeysListed {
+            var unnamed = 0
             for name in unknown {
+                let near = nearest(name)
+                if !ours && near == nil {
+                    unnamed += 1
+                    continue
+                }
                 var msg = "unknown key"
-                if let near = nearest(name) { msg += "; did you mean \(near)?" }
+                if let near { msg += "; did you mean \(near)?" }
                 problems.append(ConfigProblem(key: Self.shown(name), message: msg))
             }
+            if unnamed > 0 {
+                problems.append(ConfigProblem(key: "", message: "\(unnamed) \(unnamed == 1 ? "key" : "keys") no setting has; \(wrongFile)"))
+            }
         } else {
-            let first = unknown.prefix(3).map(Self.shown).joined(separator: ", ")
-            problems.append(ConfigProblem(
-                key: "", message: "\(count) keys no setting has (\(first) …); is this an unwind configuration file? "
-                    + "(deploy/unwind.conf in the source lists every key)"))
+            let first = ours ? " (" + unknown.prefix(3).map(Self.shown).joined(separator: ", ") + " …)" : ""
+            problems.append(ConfigProblem(key: "", message: "\(count) keys no setting has\(first); \(wrongFile)"))
         }
     }
 
@@ -169,6 +180,12 @@ public final class ConfigReader {
                 walk(sub, prefix: name + ".", unknown: unknown)
             }
         }
+    }
+
+    /// A value as a message quotes it: a short fragment, in quotes, its control characters
+    /// escaped — enough to find it in the file, never a whole line of something else.
+    public static func quoted(_ value: String) -> String {
+        String(reflecting: value.count <= 40 ? value : String(value.prefix(40)) + "…")
     }
 
     /// A key as a message shows it: a key is short, a long one is cut.

@@ -155,7 +155,7 @@ public struct DeviceConfiguration: Sendable {
 
         if let zone = r.optionalString("reminders.time_zone"), zone != "system" {
             if let tz = TimeZone(identifier: zone) { c.settings.timeZone = tz } else {
-                r.problem("reminders.time_zone", "\(String(reflecting: zone)) is not a time zone name like America/Vancouver")
+                r.problem("reminders.time_zone", "\(ConfigReader.quoted(zone)) is not a time zone name like America/Vancouver")
             }
         } else {
             c.settings.timeZone = .current
@@ -196,7 +196,7 @@ extension DeviceConfiguration {
         let f = text.split(separator: ":", omittingEmptySubsequences: false)
         guard f.count == 2, (1...2).contains(f[0].count), f[1].count == 2, let h = Int(f[0]), let m = Int(f[1]),
               (0...23).contains(h), (0...59).contains(m) else {
-            r.problem(key, "expected a time HH:MM (24-hour) or off, got \(String(reflecting: text))")
+            r.problem(key, "expected a time HH:MM (24-hour) or off, got \(ConfigReader.quoted(text))")
             return d
         }
         return h * 60 + m
@@ -208,7 +208,7 @@ extension DeviceConfiguration {
         // maintainer would believe the check-in is on.
         for (section, example) in [("panic", "hold_ms: 1500"), ("checkin", "time: \"09:00\"")] {
             if let given = r.valueInsteadOfSection(section) {
-                r.problem(section, "expected keys under it (\(example) …), not \(String(reflecting: given))")
+                r.problem(section, "expected keys under it (\(example) …), not \(ConfigReader.quoted(given))")
             }
         }
         func message(_ key: String, default d: String) -> String {

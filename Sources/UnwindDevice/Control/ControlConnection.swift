@@ -66,6 +66,8 @@ extension ControlServer {
         /// The command closed its end (or shut down writing): answer what came, then close.
         var eof = false
         var waiting: PendingAnswer?
+        /// Its request, with the decoder (`RequestDecoder`) until its outcome is picked up.
+        var decoding: RequestDecoder.Job?
         var closed = false
 
         init(fd: Int32, peer: Peer, now: Instant) {
@@ -77,10 +79,12 @@ extension ControlServer {
 
         /// Whether the device reads from it: only while it owes a request, so a command that does
         /// not read its answers (or streams behind a request) is held back by its socket buffer.
-        var owesRequest: Bool { !closed && !eof && !closeAfterWrite && waiting == nil && output.isEmpty && newline == nil }
+        var owesRequest: Bool {
+            !closed && !eof && !closeAfterWrite && decoding == nil && waiting == nil && output.isEmpty && newline == nil
+        }
 
         /// In the middle of a request: one whole and waiting, being answered, or its answer
         /// being written. Such a connection is never closed to make room for another.
-        var busy: Bool { !closed && !closeAfterWrite && (newline != nil || waiting != nil || !output.isEmpty) }
+        var busy: Bool { !closed && !closeAfterWrite && (newline != nil || decoding != nil || waiting != nil || !output.isEmpty) }
     }
 }

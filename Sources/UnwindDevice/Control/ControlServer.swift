@@ -18,8 +18,10 @@ public enum ControlReply {
 }
 
 /// What answers requests: the maintainer's desk (`MaintainerDesk`) on the running device.
+/// `restorable`: a restore's archive as the decoder's queue parsed it (nil: any other request).
 protocol ControlHandling: AnyObject {
-    func handleControl(_ request: ControlRequest, from peer: ControlServer.Peer, at now: Moment) -> ControlReply
+    func handleControl(_ request: ControlRequest, restorable: Result<MaintenanceEdits.RestorableState, ControlFailure>?,
+                       from peer: ControlServer.Peer, at now: Moment) -> ControlReply
 }
 
 /// The device's end of the control socket (see `ControlEnvelope` for the protocol), serviced
@@ -62,7 +64,8 @@ protocol ControlHandling: AnyObject {
 ///   the group of the directory it is in. On the device that is `/run/unwind`, made by systemd
 ///   with `RuntimeDirectory=unwind`, `RuntimeDirectoryMode=0750` and the unit's `Group=` the
 ///   maintainer group (e.g. `unwind-maint`): only the service user and that group can connect.
-///   Every connection's peer (SO_PEERCRED: uid, gid, pid) is logged, and every change it asks for.
+///   Every connection's peer (SO_PEERCRED: uid, gid, pid) is logged (at most one a second, the rest
+///   counted), and every change it asks for.
 public final class ControlServer {
     public let path: String
     public let stateDirectory: String
@@ -77,13 +80,22 @@ public final class ControlServer {
     /// listener readable, so it leaves the poll for a second instead of waking the loop on
     /// every pass until something frees up.
     private var acceptPausedUntil: Instant?
-    /// Bytes of requests the loop may still decode. Decoding JSON runs on the loop's thread
-    /// (a 1 MB request takes tens of milliseconds in a debug build), so each pass earns
-    /// `decodedPerPass` and a request waits until the credit covers it: however many clients
-    /// flood the socket, the loop decodes on average 64 KB a pass, and a command's small
-    /// request is answered at once.
+    /// Decodes request lines off the loop's thread (see `RequestDecoder`).
+    let decoder: RequestDecoder
+    /// Bytes of requests the decoder may still be given. A 1 MB request takes tens of
+    /// milliseconds to decode in a debug build, so each pass earns `decodedPerPass` and a request
+    /// waits until the credit covers it: however many clients flood the socket, the decoder's
+    /// thread takes on average 64 KB a pass (it shares the board's cores with the loop), and a
+    /// command's small request goes at once.
     private var decodeCredit = ControlServer.decodedPerPass
     static let decodedPerPass = 64 * 1024
+    /// Requests handed to the device in one pass, whatever the number of connections: each is
+    /// answered from the device's state on the loop's thread (a status, a mantra list), so 16
+    /// connections flooding well-formed requests could otherwise ask for 16 of them a pass.
+    static let answersPerPass = 4
+    private var answersLeft = ControlServer.answersPerPass
+    /// Which connection goes first this pass: each in turn, so none is always last.
+    private var firstServed = 0
     private var scratch: [UInt8]
     /// The listener and every connection: what the loop polls.
     public private(set) var pollDescriptors: [Int32] = []
@@ -93,8 +105,16 @@ public final class ControlServer {
     public var recentErrors: (() -> [String])?
 
     /// Creates the socket at `path`, replacing a stale one (a socket nobody answers on).
-    public init(path: String, stateDirectory: String, contentDirectory: String? = nil, logger: Logger,
-                now: WallTime, deadlines: Deadlines = .device) throws(ControlFailure) {
+    public convenience init(path: String, stateDirectory: String, contentDirectory: String? = nil, logger: Logger,
+                            now: WallTime, deadlines: Deadlines = .device) throws(ControlFailure) {
+        try self.init(path: path, stateDirectory: stateDirectory, contentDirectory: contentDirectory, logger: logger, now: now,
+                      deadlines: deadlines, decoder: RequestDecoder())
+    }
+
+    /// `decoder`: a test's, to show what the loop does while a request is being decoded.
+    init(path: String, stateDirectory: String, contentDirectory: String? = nil, logger: Logger,
+         now: WallTime, deadlines: Deadlines = .device, decoder: RequestDecoder) throws(ControlFailure) {
+        self.decoder = decoder
         self.path = path
         self.deadlines = deadlines
         self.stateDirectory = stateDirectory
@@ -157,6 +177,7 @@ public final class ControlServer {
             Glibc.close(listener)
             listener = -1
             unlink(path)
+            decoder.close()
         }
         pollDescriptors = []
     }
@@ -184,7 +205,12 @@ public final class ControlServer {
             if accepted { rebuildDescriptors() }
             return
         }
-        for c in clients {
+        // Before the jobs are looked at: an outcome that lands after this wakes the next pass.
+        if clients.contains(where: { $0.decoding != nil }) { decoder.drainWakes() }
+        answersLeft = Self.answersPerPass
+        firstServed = (firstServed + 1) % clients.count
+        for k in clients.indices {
+            let c = clients[(firstServed + k) % clients.count]
             if c.waiting != nil { noticeHangUp(c) }
             read(c, now)
             answerRequest(c, handler, now)
@@ -198,7 +224,7 @@ public final class ControlServer {
             write(c, now)
             enforceDeadlines(c, now)
             if c.closeAfterWrite && c.output.isEmpty { closeClient(c) }
-            if c.eof && c.waiting == nil && c.output.isEmpty && c.newline == nil { closeClient(c) }
+            if c.eof && c.decoding == nil && c.waiting == nil && c.output.isEmpty && c.newline == nil { closeClient(c) }
         }
         clients.removeAll { $0.closed }
         // Which connections are read changes with every request: a connection that is not read
@@ -210,6 +236,7 @@ public final class ControlServer {
         pollDescriptors.removeAll(keepingCapacity: true)
         if acceptPausedUntil == nil { pollDescriptors.append(listener) }
         for c in clients where c.owesRequest { pollDescriptors.append(c.fd) }
+        if clients.contains(where: { $0.decoding != nil }) { pollDescriptors.append(decoder.wakeDescriptor) }
     }
 
     private func acceptWaiting(_ now: Moment) -> Bool {
@@ -236,17 +263,19 @@ public final class ControlServer {
                 break
             case .closing(let index):
                 let c = clients[index]
-                logger.warning("control: closing the connection of \(c.peer) (idle \(Self.seconds(now.instant - c.lastActivity))) to make room for \(peer)")
+                warn("control: closing the connection of \(c.peer) (idle \(Self.seconds(now.instant - c.lastActivity))) to make room for \(peer)", now)
                 sendAndForget(c.fd, ControlResponse(.failed("closed to make room for another command (at most \(ControlLimits.maximumClientsPerUser) connections per user, \(ControlLimits.maximumClients) in all); run the command again")))
                 dropClient(c)
                 clients.remove(at: index)
             case .refused:
-                logger.warning("control: refusing a connection from \(peer): every connection it could replace is in the middle of a request")
+                warn("control: refusing a connection from \(peer): every connection it could replace is in the middle of a request", now)
                 sendAndForget(fd, ControlResponse(.failed("the device is busy with \(clients.count) other commands in progress; try again in a few seconds")))
                 Glibc.close(fd)
                 continue
             }
-            logger.info("control: connection from \(peer)")
+            if let held = connections.allow(now.instant) {
+                logger.info("control: connection from \(peer)\(held > 0 ? " (and \(held) more connections in the last second, not logged)" : "")")
+            }
             let c = Client(fd: fd, peer: peer, now: now.instant)
             clients.append(c)
             // A command sends its request right after connecting: read it now, so that while
@@ -325,10 +354,16 @@ public final class ControlServer {
                 let start = c.input.count
                 c.input.append(contentsOf: scratch[0..<n])
                 taken += n
-                c.newline = c.input[start...].firstIndex(of: 0x0A)
+                // memchr over the bytes just read: a flood's megabytes are scanned at memory speed
+                // on the loop's thread (a generic search is many times slower in a debug build).
+                let found: Int? = scratch.withUnsafeBytes { b in
+                    guard let base = b.baseAddress, let p = memchr(base, 0x0A, n) else { return nil }
+                    return UnsafeRawPointer(p) - base
+                }
+                if let found { c.newline = start + found }
                 if c.requestStarted == nil { c.requestStarted = now.instant }
                 if c.newline == nil && c.input.count > ControlLimits.maximumRequest {
-                    logger.warning("control: a request of more than \(ControlLimits.maximumRequest) bytes from \(c.peer); closing")
+                    warn("control: a request of more than \(ControlLimits.maximumRequest) bytes from \(c.peer); closing", now)
                     c.input = []
                     respond(c, ControlResponse(.input("the request is larger than \(ControlLimits.maximumRequest) bytes")), now)
                     c.closeAfterWrite = true
@@ -351,10 +386,21 @@ public final class ControlServer {
         }
     }
 
-    /// Answers the whole request waiting, if the previous answer is out of the way.
+    /// Hands the whole request waiting to the decoder, if the previous answer is out of the way;
+    /// answers it once decoded.
     private func answerRequest(_ c: Client, _ handler: ControlHandling, _ now: Moment) {
+        if let job = c.decoding {
+            // Over this pass's share: the next pass (at the latest the next frame's) answers it.
+            guard !c.closed, answersLeft > 0, let outcome = job.result else { return }
+            answersLeft -= 1
+            c.decoding = nil
+            answer(c, outcome, handler, now)
+            return
+        }
         guard !c.closed, !c.closeAfterWrite, c.waiting == nil, c.output.isEmpty, let newline = c.newline else { return }
         guard newline <= decodeCredit else { return }  // a later pass
+        // One decoded here is answered here: within this pass's share.
+        if newline <= decoder.inlineLimit && answersLeft <= 0 { return }
         decodeCredit -= newline
         let line = Array(c.input[..<newline])
         c.input.removeSubrange(...newline)
@@ -368,11 +414,34 @@ public final class ControlServer {
             c.closeAfterWrite = true
             return
         }
+        if line.count <= decoder.inlineLimit {
+            answersLeft -= 1
+            answer(c, decoder.decode(line), handler, now)
+        } else {
+            c.decoding = decoder.submit(line)
+        }
+    }
+
+    private func answer(_ c: Client, _ outcome: RequestDecoder.Outcome, _ handler: ControlHandling, _ now: Moment) {
         let envelope: ControlEnvelope
-        do {
-            envelope = try JSONDecoder().decode(ControlEnvelope.self, from: Data(line))
-        } catch {
-            logger.warning("control: \(c.peer) sent something that is not a request; closing")
+        var restorable: Result<MaintenanceEdits.RestorableState, ControlFailure>?
+        switch outcome {
+        case .request(let e):
+            envelope = e
+        case .restore(let e, let checked):
+            envelope = e
+            restorable = checked
+        case .tooDeep:
+            warn("control: \(c.peer) sent a request nested deeper than \(RequestDecoder.maximumNesting) levels; closing", now)
+            respond(c, ControlResponse(.input("not a control request (nested deeper than \(RequestDecoder.maximumNesting) levels)")), now)
+            c.closeAfterWrite = true
+            return
+        case .tooLong(let field):
+            warn("control: \(c.peer) sent a \(field) of more than \(RequestDecoder.longestText) bytes", now)
+            respond(c, ControlResponse(.input("\(field): longer than \(RequestDecoder.longestText) bytes; far too long for any \(field)")), now)
+            return
+        case .notARequest:
+            warn("control: \(c.peer) sent something that is not a request; closing", now)
             respond(c, ControlResponse(.input("not a control request (one JSON object per line expected)")), now)
             c.closeAfterWrite = true
             return
@@ -382,7 +451,7 @@ public final class ControlServer {
             c.closeAfterWrite = true
             return
         }
-        switch handler.handleControl(envelope.request, from: c.peer, at: now) {
+        switch handler.handleControl(envelope.request, restorable: restorable, from: c.peer, at: now) {
         case .now(let r): respond(c, r, now)
         case .later(let until, let poll, let cancel): c.waiting = PendingAnswer(until: until, poll: poll, cancel: cancel)
         }
@@ -422,7 +491,7 @@ public final class ControlServer {
         guard !c.closed else { return }
         if !c.output.isEmpty {
             if now.instant - c.answerMoved >= deadlines.answerProgress {
-                logger.warning("control: \(c.peer) has not read its answer for \(Self.seconds(now.instant - c.answerMoved)); closing")
+                warn("control: \(c.peer) has not read its answer for \(Self.seconds(now.instant - c.answerMoved)); closing", now)
                 dropClient(c)
             }
             return
@@ -432,7 +501,7 @@ public final class ControlServer {
             let started = c.requestStarted ?? now.instant
             c.requestStarted = started
             if now.instant - started >= deadlines.wholeRequest {
-                logger.warning("control: \(c.peer) sent part of a request and not the rest within \(Self.seconds(deadlines.wholeRequest)); closing")
+                warn("control: \(c.peer) sent part of a request and not the rest within \(Self.seconds(deadlines.wholeRequest)); closing", now)
                 c.input = []
                 respond(c, ControlResponse(.input("the request did not arrive whole within \(Self.seconds(deadlines.wholeRequest)) of its first byte")), now)
                 c.closeAfterWrite = true
@@ -446,6 +515,35 @@ public final class ControlServer {
     static func seconds(_ d: Duration) -> String {
         let ms = d.nanoseconds / 1_000_000
         return ms % 1000 == 0 ? "\(ms / 1000) s" : "\(Double(ms) / 1000) s"
+    }
+
+    /// Warnings about what clients do, at most one a second: a hostile client makes one per
+    /// request, thousands a second, and each is a write from the loop's thread (and a flood in
+    /// the journal). The ones held back are counted in the next.
+    private func warn(_ message: @autoclosure () -> String, _ now: Moment) {
+        guard let held = warnings.allow(now.instant) else { return }
+        logger.warning("\(message())\(held > 0 ? " (and \(held) more warnings about clients in the last second, not logged)" : "")")
+    }
+    private var warnings = LogThrottle()
+    /// Each connection's peer is logged, but no more than one a second either: a client that
+    /// connects thousands of times a second would otherwise fill the journal from the loop.
+    private var connections = LogThrottle()
+
+    /// At most one line a second; the lines held back meanwhile are counted.
+    struct LogThrottle {
+        private var quietUntil: Instant?
+        private var heldBack = 0
+
+        /// Nil: hold this one back. Otherwise log it, saying how many were held back before it.
+        mutating func allow(_ now: Instant) -> Int? {
+            if let until = quietUntil, now < until {
+                heldBack += 1
+                return nil
+            }
+            defer { heldBack = 0 }
+            quietUntil = now + .seconds(1)
+            return heldBack
+        }
     }
 
     /// One answer line on a connection the device is about to close: what the socket takes now
@@ -465,6 +563,7 @@ public final class ControlServer {
         guard !c.closed else { return }
         c.closed = true
         c.waiting = nil
+        c.decoding = nil
         c.input = []
         c.output = []
         Glibc.close(c.fd)

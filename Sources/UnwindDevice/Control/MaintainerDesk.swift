@@ -49,12 +49,13 @@ final class MaintainerDesk: ControlHandling {
     /// How long a change may wait for the card before the command is told it failed.
     static let writeTimeout: Duration = .seconds(30)
 
-    func handleControl(_ request: ControlRequest, from peer: ControlServer.Peer, at now: Moment) -> ControlReply {
+    func handleControl(_ request: ControlRequest, restorable: Result<MaintenanceEdits.RestorableState, ControlFailure>?,
+                       from peer: ControlServer.Peer, at now: Moment) -> ControlReply {
         if request != .status && request != .screen {
             logger.notice("control: \(peer) asks: \(Self.summary(request))")
         }
         do {
-            return try answer(request, at: now)
+            return try answer(request, restorable: restorable, at: now)
         } catch {
             return .now(ControlResponse(error))
         }
@@ -67,7 +68,8 @@ final class MaintainerDesk: ControlHandling {
         }
     }
 
-    private func answer(_ request: ControlRequest, at now: Moment) throws(ControlFailure) -> ControlReply {
+    private func answer(_ request: ControlRequest, restorable: Result<MaintenanceEdits.RestorableState, ControlFailure>?,
+                        at now: Moment) throws(ControlFailure) -> ControlReply {
         switch request {
         case .status:
             var r = ControlResponse.done()
@@ -137,7 +139,8 @@ final class MaintainerDesk: ControlHandling {
 
         case .restore(let files):
             let bytes = files.mapValues { [UInt8]($0) }
-            let state = try MaintenanceEdits.restorable(bytes)
+            // Parsed on the decoder's queue, not here on the loop's thread.
+            let state = try (restorable ?? Result { () throws(ControlFailure) in try MaintenanceEdits.restorable(bytes) }).get()
             // The replies first, into the inbox the modem keeps (they are its files): a union, so
             // a failure here has lost nothing and changed none of the state files yet.
             let replies = try adoptReplies(state.replies)

@@ -76,7 +76,7 @@ public final class MaintenanceHost {
 
     /// `lstat`, and `rename` to `<path>.corrupt-<time>` when it is anything but a regular file
     /// with one name; the new name, or nil when nothing was moved.
-    static func setAsideIfNotPlain(_ path: String, now: WallTime) -> String? {
+    public static func setAsideIfNotPlain(_ path: String, now: WallTime) -> String? {
         var info = stat()
         guard lstat(path, &info) == 0, info.st_mode & S_IFMT != S_IFREG || info.st_nlink != 1 else { return nil }
         let aside = "\(path).corrupt-\(now.secondsSinceEpoch)"

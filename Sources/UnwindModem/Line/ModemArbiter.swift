@@ -35,9 +35,12 @@ extension GSMModem {
             start(request, .replies(j))
         } else if case let (request, j)? = refresh.nextHeal() {
             start(request, .refresh(j))
-        } else if case let (request, j)? = delivery.next(heldUntil: refresh.sendingHeldUntil(ctx), &ctx) {
+        } else if case let (request, j)? = delivery.next(heldUntil: refresh.sendingHeldUntil(ctx), writing: outbox.writer.isWritingMessage, &ctx) {
             carryOut()
             start(request, .delivery(j))
+        } else if delivery.heldForCard {
+            // An alert is due as soon as its write lands (a few milliseconds): the line stays
+            // free for it rather than going to a slower command first.
         } else if case let (request, j)? = replies.next(&ctx) {
             start(request, .replies(j))
         } else if case let (request, id)? = technician.next() {
@@ -203,7 +206,7 @@ extension GSMModem {
                 logger.error("outbox: \(id) was sent but could not be removed (\(error)); it may be sent again after a restart")
             }
         case .cancelled(let id):
-            do { try outbox.remove(id) } catch { logger.error("outbox: could not remove cancelled \(id): \(error)") }
+            do { try outbox.remove(id, cancelled: true) } catch { logger.error("outbox: could not remove cancelled \(id): \(error)") }
         }
     }
 

@@ -211,11 +211,16 @@ public final class Inbox {
     }
 
     /// The person dismissed these: kept, never reported again.
-    public func markSeen(_ ids: [String]) throws(StoreError) {
+    public func markSeen(_ ids: [String]) throws(StoreError) { try markSeen(ids, writer: .atOnce) }
+
+    /// Marked at once, written by `writer`: on the device on its queue, since the person's
+    /// press that dismissed them must not wait for the card.
+    public func markSeen(_ ids: [String], writer: OutboxWriter) throws(StoreError) {
         for id in ids {
             guard let k = replies.firstIndex(where: { $0.id == id }), !replies[k].seen else { continue }
             replies[k].seen = true
-            try storage.replace(id + Self.replyExtension, with: Array(Self.format(replies[k]).utf8))
+            let storage = self.storage, name = id + Self.replyExtension, bytes = Array(Self.format(replies[k]).utf8)
+            try writer.write(MessageID(id), .replySeen) { () throws(StoreError) in try storage.replace(name, with: bytes) }
         }
     }
 

@@ -102,19 +102,24 @@ public final class Outbox {
     public static let historyLimit = 20
 
     public let storage: ListableStore
+    /// Where the files are written (see `OutboxWriter`): `add`, `save` and `remove` change the
+    /// entries at once and, on the device, the card a moment later.
+    public let writer: OutboxWriter
     public private(set) var entries: [OutboxEntry] = []
     /// Files that could not be read (moved aside as `<name>.corrupt-<time>`), for the status.
     public private(set) var problems: [String] = []
     private var nextSequence = 1
 
     /// Reads every message file in `storage`.
-    public init(storage: ListableStore, now: WallTime = WallTime(secondsSinceEpoch: 0)) {
+    public init(storage: ListableStore, now: WallTime = WallTime(secondsSinceEpoch: 0), writer: OutboxWriter = .atOnce) {
         self.storage = storage
+        self.writer = writer
         reload(now: now)
     }
 
     /// Reads the files again (what a restarted daemon sees).
     public func reload(now: WallTime) {
+        writer.flush()
         entries.removeAll()
         // A journal planted in the outbox directory and set aside when it was opened.
         problems = storage.recoveryProblems
@@ -141,8 +146,6 @@ public final class Outbox {
 
     public func entry(_ id: MessageID) -> OutboxEntry? { entries.first { $0.id == id } }
 
-    /// Adds a message and writes its file, durable on return. The entry is returned — and kept
-    /// in memory, so it is still sent — even when the write failed (`error` says why).
     /// An entry numbered like the others but never written nor kept: a maintainer's test message,
     /// which must not outlive its own wait (a restart would send it again, for days).
     /// `kind` begins its id: `test`, or `text` for a STATUS answer or a maintainer's text.
@@ -156,6 +159,10 @@ public final class Outbox {
                            slot: nil, alert: alert, reference: reference)
     }
 
+    /// Adds a message and writes its file: durable on return, or (a background writer) once
+    /// `writer` no longer `isWriting` it. The entry is returned — and kept in memory, so it is
+    /// still sent — even when the write failed (`error` says why; a background writer's failure
+    /// comes from `writer.collect()`).
     public func add(_ alert: AlertSlot, slot: Int?, at created: WallTime, reference: UInt16,
                     nonce: UInt16, purpose: AlertPurpose = .panic) -> (entry: OutboxEntry, error: StoreError?) {
         let seq = nextSequence
@@ -170,11 +177,17 @@ public final class Outbox {
                                 purpose: purpose)
         entries.append(entry)
         do {
-            try storage.replace(Self.fileName(id), with: Array(Self.format(entry).utf8))
+            try put(entry, .added)
             return (entry, nil)
         } catch {
             return (entry, error)
         }
+    }
+
+    /// The entry's file, written by `writer`: the bytes are made here, on the caller's thread.
+    private func put(_ entry: OutboxEntry, _ kind: OutboxWriter.Kind) throws(StoreError) {
+        let storage = self.storage, name = Self.fileName(entry.id), bytes = Array(Self.format(entry).utf8)
+        try writer.write(entry.id, kind) { () throws(StoreError) in try storage.replace(name, with: bytes) }
     }
 
     /// Writes a changed entry (progress, attempts, history).
@@ -182,13 +195,14 @@ public final class Outbox {
         var e = entry
         if e.history.count > Self.historyLimit { e.history.removeFirst(e.history.count - Self.historyLimit) }
         if let i = entries.firstIndex(where: { $0.id == e.id }) { entries[i] = e } else { entries.append(e) }
-        try storage.replace(Self.fileName(e.id), with: Array(Self.format(e).utf8))
+        try put(e, .saved)
     }
 
     /// Removes a message: after its last `+CMGS`, or when the person or the maintainer cancels it.
-    public func remove(_ id: MessageID) throws(StoreError) {
+    public func remove(_ id: MessageID, cancelled: Bool = false) throws(StoreError) {
         entries.removeAll { $0.id == id }
-        try storage.remove(Self.fileName(id))
+        let storage = self.storage, name = Self.fileName(id)
+        try writer.write(id, cancelled ? .cancelled : .sent) { () throws(StoreError) in try storage.remove(name) }
     }
 
     public static func fileName(_ id: MessageID) -> String { id.rawValue + fileExtension }

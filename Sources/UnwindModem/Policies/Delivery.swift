@@ -75,6 +75,8 @@ struct Delivery {
     let configuration: ModemConfiguration
     let logger: Logger
     var tracked: [Tracked] = []
+    /// The last `next` found a message due whose write had not reached the card yet.
+    var heldForCard = false
     var finished: [MessageStatus] = []
     var modemErrorStreak = 0
     /// The reference of the last `+CMGS` credited: a repeat of it answers no later PDU.
@@ -135,6 +137,14 @@ struct Delivery {
         tracked.append(t)
     }
 
+    /// Its first write did not reach the card: it is sent anyway, its progress no longer
+    /// written, and the person told it was not saved.
+    mutating func notJournaled(_ id: MessageID, _ why: String) {
+        guard let k = index(id) else { return }
+        tracked[k].journaled = false
+        tracked[k].lastProblem = .notJournaled(why)
+    }
+
     /// Removed from the outbox; a part already on the wire (`inFlight`) cannot be called back,
     /// so the rest is dropped once its answer is in.
     mutating func cancel(_ id: MessageID, inFlight: MessageID?, _ ctx: inout PolicyContext) {
@@ -175,9 +185,13 @@ struct Delivery {
 
     /// The next command for the message whose turn it is, if one is due. `heldUntil`: sending
     /// waits for registration (a message whose parts are under way still finishes).
-    mutating func next(heldUntil: Instant?, _ ctx: inout PolicyContext) -> (ATRequest, Job)? {
+    /// `writing`: whether a write of that message is still on its way to the card; no command
+    /// for it goes out until it has landed (`heldForCard` then says one waits for it).
+    mutating func next(heldUntil: Instant?, writing: (MessageID) -> Bool = { _ in false },
+                       _ ctx: inout PolicyContext) -> (ATRequest, Job)? {
+        heldForCard = false
         dropStaleNotices(&ctx)
-        guard let k = nextMessage(canSend: heldUntil == nil, now: ctx.now) else { return nil }
+        guard let k = nextMessage(canSend: heldUntil == nil, now: ctx.now, writing: writing) else { return nil }
         let t = configuration.timeouts
         let id = tracked[k].entry.id
         if tracked[k].inAttempt {
@@ -227,12 +241,14 @@ struct Delivery {
         return false
     }
 
-    /// When a message falls due (`heldUntil`: sending waits for registration until then).
-    func nextDeadline(heldUntil: Instant?) -> Instant? {
+    /// When a message falls due (`heldUntil`: sending waits for registration until then). One
+    /// whose write is on its way to the card (`writing`) is due when that lands, which the
+    /// arbiter looks for itself.
+    func nextDeadline(heldUntil: Instant?, writing: (MessageID) -> Bool = { _ in false }) -> Instant? {
         var d: Instant?
         let doubt = doubtfulUntil
         let held = alertWaiting
-        for t in tracked where t.state != .cancelled {
+        for t in tracked where t.state != .cancelled && !writing(t.entry.id) {
             if let e = t.expiresAt, d == nil || e < d! { d = e }
             if case .failed = t.state { continue }
             // A notice behind an alert is due when the alert is done, not before.
@@ -251,12 +267,17 @@ struct Delivery {
     /// Some message that is not a notice is still to be sent (or retried).
     var alertWaiting: Bool { tracked.contains { !$0.notice && !$0.cancelRequested && !Self.isFailed($0.state) } }
 
-    private mutating func nextMessage(canSend: Bool, now: Instant) -> Int? {
+    private mutating func nextMessage(canSend: Bool, now: Instant, writing: (MessageID) -> Bool) -> Int? {
         expireOpen(now)
         // A notice waits while an alert is to be sent, or an alert's answer may still come (its
         // own answer would be one more that cannot be told apart).
         let held = alertWaiting || !open.isEmpty
         if let k = tracked.firstIndex(where: { $0.inAttempt && $0.nextAttempt <= now && !$0.cancelRequested && !($0.notice && held) }) {
+            // Its next part waits for the progress it has made to be on the card.
+            if writing(tracked[k].entry.id) {
+                heldForCard = true
+                return nil
+            }
             return k
         }
         guard canSend else { return nil }
@@ -265,6 +286,10 @@ struct Delivery {
             if case .failed = t.state { continue }
             if t.notice && held { continue }
             guard t.nextAttempt <= now, !t.cancelRequested else { continue }
+            if writing(t.entry.id) {
+                heldForCard = true
+                continue
+            }
             // An attempt again waits while any PDU's answer may still come: its own answer would
             // be one more that cannot be told apart (and a late answer to it could make it one
             // more copy). First attempts go at once.

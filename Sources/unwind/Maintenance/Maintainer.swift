@@ -46,6 +46,8 @@ public struct Maintainer {
         try checkStateDirectory()
         switch try DaemonPresence.probe(stateDirectory: stateDirectory) {
         case .stopped: return socket.flatMap { s in ControlClient.answers(s) ? s : nil }
+        case .running(let pid, .some(DaemonPresence.noSocket)):
+            throw .failed("a headless simulation\(pid.map { " (pid \($0))" } ?? "") is running on \(stateDirectory); it takes no commands and its files change until it ends")
         case .running(_, let s): return socket ?? s ?? ControlSocket.daemon()
         }
     }
