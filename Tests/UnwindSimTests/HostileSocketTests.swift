@@ -239,7 +239,8 @@ import UnwindSim
                 if let line = c.readLine(within: .seconds(5)) { answers.lines.withLock { $0[$0.count] = line } }
             }
         }
-        usleep(500_000)
+        // The status is asked once the attack is under way: a first hostile line offered whole.
+        _ = rig.wait(.seconds(10)) { sent.total > 0 }
         let during = rig.unwind(["status"])
         for a in attackers + [dripper] { a.join() }
         let cost = try watch.finish()

@@ -136,10 +136,8 @@ public final class FrameDeadlineRig: @unchecked Sendable {
                                  framesMissed: s.framesMissed, seconds: Self.seconds(since: t0))
     }
 
-    /// The hostile requests, in turn, each on a connection of its own: a line of 1 MB nested
-    /// 1 MB deep, one nested 600 deep, a 1 MB request that decodes (a mantra far too long), 1 MB of
-    /// garbage, and one dripped a few bytes at a time.
-    public static func hostileRequests(_ count: Int) throws -> FrameDeadlineCost {
+    /// A running device whose control socket answers, and the socket's path.
+    private static func answeringRig() throws -> (FrameDeadlineRig, String) {
         let rig = try FrameDeadlineRig()
         rig.start()
         let path = ControlSocket.simulator(stateDirectory: rig.directory)
@@ -147,6 +145,14 @@ public final class FrameDeadlineRig: @unchecked Sendable {
             _ = rig.finish()
             throw DeviceError(device: "frame deadlines", operation: "wait for the control socket", errno: ETIMEDOUT)
         }
+        return (rig, path)
+    }
+
+    /// The hostile requests, in turn, each on a connection of its own: a line of 1 MB nested
+    /// 1 MB deep, one nested 600 deep, a 1 MB request that decodes (a mantra far too long), 1 MB of
+    /// garbage, and one dripped a few bytes at a time.
+    public static func hostileRequests(_ count: Int) throws -> FrameDeadlineCost {
+        let (rig, path) = try answeringRig()
         let t0 = LinuxClock().now().instant
         let megabyte = ControlLimits.maximumRequest - 1
         let forms: [[UInt8]] = [
@@ -174,13 +180,7 @@ public final class FrameDeadlineRig: @unchecked Sendable {
     /// answer is read: the most a flood of well-formed requests asks of the loop (a status is
     /// built from the device's state on the loop's thread).
     public static func statusFlood(_ count: Int) throws -> FrameDeadlineCost {
-        let rig = try FrameDeadlineRig()
-        rig.start()
-        let path = ControlSocket.simulator(stateDirectory: rig.directory)
-        guard wait(.seconds(20), until: { ControlClient.answers(path) }) else {
-            _ = rig.finish()
-            throw DeviceError(device: "frame deadlines", operation: "wait for the control socket", errno: ETIMEDOUT)
-        }
+        let (rig, path) = try answeringRig()
         let t0 = LinuxClock().now().instant
         let answered = Atomic<Int>(0)
         let group = DispatchGroup()
