@@ -114,7 +114,9 @@ public enum DeviceProblem: String, CaseIterable, Equatable, Sendable {
         }
     }
 
-    var bit: UInt8 { UInt8(1) << UInt8(Self.allCases.firstIndex(of: self)!) }
+    /// Its place in the per-problem arrays (`since`, `retryAt`, `clearSince`) and its `bit`.
+    var index: Int { Self.allCases.firstIndex(of: self)! }
+    var bit: UInt8 { UInt8(1) << UInt8(index) }
 }
 
 /// One text the device sent on its own, as `statusTexts.txt` keeps it.
@@ -625,7 +627,7 @@ extension DeviceCore {
     /// Whether a text to the maintainer went (none is configured: nothing, and nothing counts).
     private mutating func textMaintainer(_ p: DeviceProblem, recovered: Bool, at now: Moment, effects: inout [Effect]) -> Bool {
         guard let number = settings.statusTexts.maintainer else { return false }
-        let i = DeviceProblem.allCases.firstIndex(of: p)!
+        let i = p.index
         // One SMS: signed "Unwind" when `device.name` would make it two.
         var words = ""
         var message: AlertSlot?
@@ -663,11 +665,11 @@ extension DeviceCore {
             switch record.kind {
             case .answer: break
             case .problem(let p):
-                let i = DeviceProblem.allCases.firstIndex(of: p)!
+                let i = p.index
                 state.statusTexts.told &= ~p.bit
                 state.statusTexts.retryAt[i] = now.instant + StatusLimits.maintainerRetry
             case .recovered(let p):
-                let i = DeviceProblem.allCases.firstIndex(of: p)!
+                let i = p.index
                 state.statusTexts.told |= p.bit
                 state.statusTexts.clearSince[i] = nil
             }
