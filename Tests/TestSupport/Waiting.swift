@@ -43,6 +43,16 @@ public func currentSystemCall(_ pid: pid_t) -> Int? {
     return Int(text.split(separator: " ").first.map(String.init)?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "")
 }
 
+/// Whether every thread of `pid` is traced by `tracer` (TracerPid in /proc/PID/task/*/status):
+/// a tracer attached with `strace -f -p` sees each system call from then on.
+public func isTraced(_ pid: pid_t, by tracer: pid_t) -> Bool {
+    let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+    return !threads.isEmpty && threads.allSatisfy { thread in
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/status", encoding: .utf8)) ?? ""
+        return status.split(separator: "\n").contains { $0 == "TracerPid:\t\(tracer)" }
+    }
+}
+
 /// The children of a process (/proc/PID/task/PID/children).
 public func childProcesses(_ pid: pid_t) -> [pid_t] {
     let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""

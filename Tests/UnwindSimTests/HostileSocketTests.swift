@@ -117,12 +117,13 @@ import UnwindSim
         let attack = Background(for: .seconds(3)) { end in
             var k = 1
             while ContinuousClock.now < end {
-                usleep(400_000)
+                usleep(400_000)  // the tricklers' own pace: a byte each now and then
                 for t in all { _ = t.offer([request[k % request.count]]) }
                 k += 1
             }
         }
-        usleep(200_000)
+        // Every trickler and the idler is connected (each connect returned): the status's
+        // connection comes behind them, while the attack goes on.
         let during = rig.unwind(["status"])
         // Each is closed, told why, within its deadline (and a few passes); the idler after
         // the idle deadline.
@@ -156,21 +157,23 @@ import UnwindSim
         #expect(set.status == 0, "\(set)")
         let watch = try AttackWatch(rig)
         let request = try ControlEnvelope(.testAlert(slot: 1, waitSeconds: 10)).encodedLine()
-        let answers = Answers()
+        let answers = Answers(), sent = Tally()
         let attackers = (0..<20).map { i in
             Background(for: .zero) { _ in
-                usleep(UInt32(i) * 50_000)
+                usleep(UInt32(i) * 50_000)  // the attackers' own pace: twenty within a second
                 guard let c = try? RawConnection(path), c.offer(request) == request.count else { return }
+                sent.add(1)
                 let line = c.readLine(within: .seconds(12)) ?? "no answer"
                 answers.lines.withLock { $0[i] = line }
             }
         }
-        usleep(500_000)
+        // The status is asked in the middle of the attack: half the requests are in.
+        _ = rig.wait(.seconds(10)) { sent.total >= 10 }
         let during = rig.unwind(["status"])
         for a in attackers { a.join() }
         let cli = rig.unwind(["alerts", "test", "1", "--wait", "5"])
         #expect(rig.wait(.seconds(2)) { !rig.modemSim.delivered.isEmpty })
-        usleep(500_000)  // time for any other message to go out
+        usleep(500_000)  // an observation window: any other message would go out in it
         let cost = try watch.finish()
         let lines = answers.lines.withLock { $0 }.sorted { $0.key < $1.key }.map(\.value)
         let responses = lines.map { try? JSONDecoder().decode(ControlResponse.self, from: Data($0.utf8)) }
@@ -234,7 +237,7 @@ import UnwindSim
                 while at < request.count {
                     _ = c.offer(Array(request[at..<min(at + 3, request.count)]))
                     at += 3
-                    usleep(5_000)
+                    usleep(5_000)  // the dripper's own pace
                 }
                 if let line = c.readLine(within: .seconds(5)) { answers.lines.withLock { $0[$0.count] = line } }
             }
@@ -351,7 +354,7 @@ final class AttackWatch: @unchecked Sendable {
             while !stop.load(ordering: .relaxed) {
                 let now = Self.resident()
                 if now > peak.load(ordering: .relaxed) { peak.store(now, ordering: .relaxed) }
-                usleep(20_000)
+                usleep(20_000)  // how often memory is sampled
             }
             sampled.signal()
         }.start()

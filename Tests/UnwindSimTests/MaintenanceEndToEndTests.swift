@@ -262,8 +262,8 @@ import UnwindSim
         #expect(rig.tap(.select, holdFor: .milliseconds(1000)) { rig.status()?.overlay == "delete this mantra?" })
         // Meanwhile five maintainers' commands add mantras at once…
         let adds = try (1...5).map { try UnwindRun.start(["mantras", "add", "Added \($0).", "--state", rig.directory]) }
-        usleep(100_000)
-        // …and the person says yes while they run.
+        // …and the person says yes while they run: once the first of them is in.
+        #expect(rig.wait(.seconds(60)) { (rig.status()?.mantraCount ?? 0) > 3 }, "no add came in")
         rig.buttons.tap(.select)
         for p in adds { p.waitUntilExit() }
         #expect(adds.allSatisfy { $0.terminationStatus == 0 })
