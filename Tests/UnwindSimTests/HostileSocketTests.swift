@@ -303,8 +303,14 @@ import UnwindSim
     // MARK: What every attack must leave intact
 
     /// Missed frame deadlines an attack may cost: none beyond what a busy two-core machine
-    /// costs anyway (a test binary built for debugging, other builds beside it).
-    static func missedAllowed(_ cost: AttackWatch.Cost) -> Int { max(3, (cost.framesDrawn + cost.framesMissed) / 50) }
+    /// costs anyway (a test binary built for debugging, other builds beside it). A frame is
+    /// missed when it is drawn a frame's time late or more; the time the loop's thread waited for
+    /// a CPU (other engineers' builds, the suite's other tests) is the machine's, not the
+    /// attack's, and may cost one frame for every frame's time of it. What the attack costs the
+    /// loop's own passes stays within the rest: at most 3, or 1 in 50.
+    static func missedAllowed(_ cost: AttackWatch.Cost) -> Int {
+        max(3, (cost.framesDrawn + cost.framesMissed) / 50) + Int(cost.starved / (Duration.seconds(1) / DeviceLoop.framesPerSecond))
+    }
 
     func record(_ attack: String, _ cost: AttackWatch.Cost, _ during: UnwindRun.Result, _ own: Bool, _ detail: String,
                 sourceLocation: SourceLocation = #_sourceLocation) {
@@ -313,13 +319,15 @@ import UnwindSim
         let frames = TestMachine.emulated || cost.framesMissed <= Self.missedAllowed(cost)
         let memory = cost.growth <= Self.memoryBound
         let maintainer = during.status == 0 && during.stdout.contains("Device:    running")
-        #expect(frames, "\(cost.framesMissed) frames missed, \(cost.framesDrawn) drawn", sourceLocation: sourceLocation)
+        #expect(frames, "\(cost.framesMissed) frames missed, \(cost.framesDrawn) drawn, \(Self.missedAllowed(cost)) allowed",
+                sourceLocation: sourceLocation)
         #expect(memory, "resident memory grew by \(cost.growth >> 20) MB", sourceLocation: sourceLocation)
         #expect(maintainer, "unwind status during the attack: \(during)", sourceLocation: sourceLocation)
         let survived = frames && memory && maintainer && own
         print("hostile socket: \(attack): \(cost.framesDrawn) frames drawn, \(cost.framesMissed) missed, "
               + "resident memory \(cost.growth >= 0 ? "+" : "")\(String(format: "%.1f", Double(cost.growth) / 1_048_576)) MB, "
-              + "\(String(format: "%.1f", cost.seconds)) s; \(detail): \(survived ? "survived" : "FAILED")")
+              + "\(String(format: "%.1f", cost.seconds)) s (the loop waited \(cost.starved.nanoseconds / 1_000_000) ms for a CPU); "
+              + "\(detail): \(survived ? "survived" : "FAILED")")
         hostileOutcomes.withLock { $0.append((attack, survived)) }
     }
 }
@@ -335,11 +343,14 @@ final class AttackWatch: @unchecked Sendable {
         /// Peak resident memory during the attack, less what it was before.
         var growth: Int
         var seconds: Double
+        /// How long the loop's thread was ready to run but waited for a CPU meanwhile.
+        var starved: Duration
     }
 
     let rig: MaintenanceRig
     let before: StatusReport
     let residentBefore: Int
+    let waitingBefore: Duration
     let started = ContinuousClock.now
     private let peak = Atomic<Int>(0)
     private let stop = Atomic<Bool>(false)
@@ -348,6 +359,7 @@ final class AttackWatch: @unchecked Sendable {
     init(_ rig: MaintenanceRig) throws {
         self.rig = rig
         before = try #require(rig.status())
+        waitingBefore = timeWaitingForACPU(thread: rig.loopThread.load(ordering: .acquiring))
         residentBefore = Self.resident()
         peak.store(residentBefore, ordering: .relaxed)
         Thread { [self] in
@@ -366,8 +378,9 @@ final class AttackWatch: @unchecked Sendable {
         stop.store(true, ordering: .relaxed)
         sampled.wait()
         let after = try #require(rig.status())
+        let starved = timeWaitingForACPU(thread: rig.loopThread.load(ordering: .acquiring)) - waitingBefore
         return Cost(framesDrawn: after.framesRendered - before.framesRendered, framesMissed: after.framesMissed - before.framesMissed,
-                    growth: peak.load(ordering: .relaxed) - residentBefore, seconds: seconds)
+                    growth: peak.load(ordering: .relaxed) - residentBefore, seconds: seconds, starved: starved)
     }
 
     /// VmRSS from /proc/self/status, in bytes.
