@@ -176,6 +176,7 @@ install -m 0644 "$here/unwind.conf" "$pkg/etc/unwind/unwind.conf"
 doc=$pkg/usr/share/doc/unwind
 install -m 0644 "$deb/copyright" "$doc/copyright"
 install -m 0644 "$here/unwind.conf" "$doc/examples/unwind.conf"
+install -m 0644 "$here/image/boot/unwind-setup.txt" "$doc/examples/unwind-setup.txt"
 cp "$here/README.md" "$doc/README.md"
 [ -f "$repo/hardware/README.md" ] && cp "$repo/hardware/README.md" "$doc/hardware.md"
 [ -f "$from/BUILD-INFO" ] && cp "$from/BUILD-INFO" "$doc/BUILD-INFO"

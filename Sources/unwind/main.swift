@@ -27,7 +27,7 @@ struct Unwind: ParsableCommand {
         version: UnwindVersion.current,
         subcommands: [Sim.self, Run.self, StatusCommand.self, ScreenCommand.self, AlertsCommand.self, MantrasCommand.self,
                       RemindersCommand.self, StatsCommand.self, ModemCommand.self, RepliesCommand.self, HardwareCommand.self,
-                      BackupCommand.self, RestoreCommand.self, ConfigCommand.self,
+                      BackupCommand.self, RestoreCommand.self, ConfigCommand.self, SetupCommand.self,
                       PatternsCommand.self, VersionCommand.self])
 
     /// Bare `unwind`. On a board (a device configuration at /etc/unwind/unwind.conf, or the
@@ -52,6 +52,7 @@ struct Unwind: ParsableCommand {
               unwind patterns list|add     the breathing patterns
               unwind modem check|at        the GSM modem                 unwind hw test …          the hardware
               unwind backup|restore FILE   the state files               unwind config check       the configuration
+              unwind setup check|import F  the SD card's setup file
               unwind version               the release (also --version)
               unwind run                   the device itself (systemd runs it: sudo systemctl start unwind)
               unwind sim                   the whole device simulated in a terminal

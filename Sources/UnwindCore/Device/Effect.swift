@@ -18,6 +18,8 @@ public enum StateFile: Hashable, Sendable {
     case statusTexts
     /// `escalation.txt`: what followed the last alerts (the ladder, "I'm OK now").
     case escalation
+    /// `setupResult.txt`: the last setup import's result, emptied once the person has seen it.
+    case setupResult
 
     /// The file's name in the state directory.
     public var name: String {
@@ -33,6 +35,7 @@ public enum StateFile: Hashable, Sendable {
         case .patterns: PatternsFile.name
         case .statusTexts: StatusTextsFile.name
         case .escalation: EscalationFile.name
+        case .setupResult: SetupResultFile.name
         }
     }
 }
