@@ -43,6 +43,32 @@ public func currentSystemCall(_ pid: pid_t) -> Int? {
     return Int(text.split(separator: " ").first.map(String.init)?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "")
 }
 
+/// Whether every thread of `pid` is traced by `tracer` (TracerPid in /proc/PID/task/*/status):
+/// a tracer attached with `strace -f -p` sees each system call from then on.
+public func isTraced(_ pid: pid_t, by tracer: pid_t) -> Bool {
+    let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+    return !threads.isEmpty && threads.allSatisfy { thread in
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/status", encoding: .utf8)) ?? ""
+        return status.split(separator: "\n").contains { $0 == "TracerPid:\t\(tracer)" }
+    }
+}
+
+/// The calling thread's id (its directory under /proc/self/task).
+public func currentThreadID() -> pid_t {
+    var buffer = [CChar](repeating: 0, count: 64)
+    let n = readlink("/proc/thread-self", &buffer, buffer.count - 1)
+    guard n > 0 else { return 0 }
+    return pid_t(String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self).split(separator: "/").last ?? "") ?? 0
+}
+
+/// How long a thread of this process has been ready to run but waiting for a CPU (the second
+/// figure of /proc/self/task/TID/schedstat): the time a busy machine took from it.
+public func timeWaitingForACPU(thread: pid_t) -> Duration {
+    let text = (try? String(contentsOfFile: "/proc/self/task/\(thread)/schedstat", encoding: .utf8)) ?? ""
+    let fields = text.split(separator: " ")
+    return fields.count >= 2 ? .nanoseconds(Int64(fields[1]) ?? 0) : .zero
+}
+
 /// The children of a process (/proc/PID/task/PID/children).
 public func childProcesses(_ pid: pid_t) -> [pid_t] {
     let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""

@@ -140,4 +140,17 @@ import Testing
         #expect(effects.contains(.cancelMotor))
         #expect(!core.state.breathing.isRunning)
     }
+
+    /// `unwind hw test motor`: three pulses of 300 ms, 600 ms apart, from 20 ms after the
+    /// request, each edge at its instant (the end-to-end test runs on a real clock, where a busy
+    /// machine may apply an edge late; the pulses' lengths are the core's, and checked here).
+    @Test mutating func aMotorTestIsThreePulsesOf300ms() {
+        let now = Moment(.seconds(10), wall: WallTime(secondsSinceEpoch: 1_000_010))
+        #expect(core.apply(.maintainer(.motorTest), at: now, effects: &effects) == nil)
+        let first = now.instant + .milliseconds(20)
+        #expect(motorEdges == (0..<3).flatMap { k in
+            let on = first + .milliseconds(600 * k)
+            return [MotorEdge(at: on, on: true), MotorEdge(at: on + .milliseconds(300), on: false)]
+        })
+    }
 }

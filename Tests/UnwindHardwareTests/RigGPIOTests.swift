@@ -11,6 +11,7 @@ import Foundation
 import Testing
 import UnwindCore
 import UnwindHardware
+import UnwindTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -54,7 +55,7 @@ extension RigTests {
             let pulse = Duration.milliseconds(120), gap = Duration.milliseconds(100)
             let sampler = LineSampler(line: offset)
             sampler.start()
-            KernelRig.sleep(.milliseconds(50))
+            try #require(waitUntil { sampler.isSampling }, "the sampler never read the line")
             var ons: [Bracket] = [], offs: [Bracket] = []
             for _ in 0..<3 {
                 ons.append(try KernelRig.bracket { try motor.set(true) })

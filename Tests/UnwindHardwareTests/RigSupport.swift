@@ -174,8 +174,12 @@ final class LineSampler: Sendable {
     private let stopRequested = Atomic<Bool>(false)
     private let state = Mutex(Result(changes: [], samples: 0, longestGap: .zero, errors: []))
     private let finished = DispatchSemaphore(value: 0)
+    private let sampled = Atomic<Bool>(false)
 
     init(line offset: Int) { self.offset = offset }
+
+    /// Whether the thread has read the line at least once: it is watching.
+    var isSampling: Bool { sampled.load(ordering: .acquiring) }
 
     func start() {
         Thread.detachNewThread { [self] in
@@ -212,6 +216,7 @@ final class LineSampler: Sendable {
             }
             lastStart = start
             samples += 1
+            if samples == 1 { sampled.store(true, ordering: .releasing) }
         }
         state.withLock {
             $0.changes = changes

@@ -117,12 +117,13 @@ import UnwindSim
         let attack = Background(for: .seconds(3)) { end in
             var k = 1
             while ContinuousClock.now < end {
-                usleep(400_000)
+                usleep(400_000)  // the tricklers' own pace: a byte each now and then
                 for t in all { _ = t.offer([request[k % request.count]]) }
                 k += 1
             }
         }
-        usleep(200_000)
+        // Every trickler and the idler is connected (each connect returned): the status's
+        // connection comes behind them, while the attack goes on.
         let during = rig.unwind(["status"])
         // Each is closed, told why, within its deadline (and a few passes); the idler after
         // the idle deadline.
@@ -156,21 +157,23 @@ import UnwindSim
         #expect(set.status == 0, "\(set)")
         let watch = try AttackWatch(rig)
         let request = try ControlEnvelope(.testAlert(slot: 1, waitSeconds: 10)).encodedLine()
-        let answers = Answers()
+        let answers = Answers(), sent = Tally()
         let attackers = (0..<20).map { i in
             Background(for: .zero) { _ in
-                usleep(UInt32(i) * 50_000)
+                usleep(UInt32(i) * 50_000)  // the attackers' own pace: twenty within a second
                 guard let c = try? RawConnection(path), c.offer(request) == request.count else { return }
+                sent.add(1)
                 let line = c.readLine(within: .seconds(12)) ?? "no answer"
                 answers.lines.withLock { $0[i] = line }
             }
         }
-        usleep(500_000)
+        // The status is asked in the middle of the attack: half the requests are in.
+        _ = rig.wait(.seconds(10)) { sent.total >= 10 }
         let during = rig.unwind(["status"])
         for a in attackers { a.join() }
         let cli = rig.unwind(["alerts", "test", "1", "--wait", "5"])
         #expect(rig.wait(.seconds(2)) { !rig.modemSim.delivered.isEmpty })
-        usleep(500_000)  // time for any other message to go out
+        usleep(500_000)  // an observation window: any other message would go out in it
         let cost = try watch.finish()
         let lines = answers.lines.withLock { $0 }.sorted { $0.key < $1.key }.map(\.value)
         let responses = lines.map { try? JSONDecoder().decode(ControlResponse.self, from: Data($0.utf8)) }
@@ -234,7 +237,7 @@ import UnwindSim
                 while at < request.count {
                     _ = c.offer(Array(request[at..<min(at + 3, request.count)]))
                     at += 3
-                    usleep(5_000)
+                    usleep(5_000)  // the dripper's own pace
                 }
                 if let line = c.readLine(within: .seconds(5)) { answers.lines.withLock { $0[$0.count] = line } }
             }
@@ -300,8 +303,14 @@ import UnwindSim
     // MARK: What every attack must leave intact
 
     /// Missed frame deadlines an attack may cost: none beyond what a busy two-core machine
-    /// costs anyway (a test binary built for debugging, other builds beside it).
-    static func missedAllowed(_ cost: AttackWatch.Cost) -> Int { max(3, (cost.framesDrawn + cost.framesMissed) / 50) }
+    /// costs anyway (a test binary built for debugging, other builds beside it). A frame is
+    /// missed when it is drawn a frame's time late or more; the time the loop's thread waited for
+    /// a CPU (other engineers' builds, the suite's other tests) is the machine's, not the
+    /// attack's, and may cost one frame for every frame's time of it. What the attack costs the
+    /// loop's own passes stays within the rest: at most 3, or 1 in 50.
+    static func missedAllowed(_ cost: AttackWatch.Cost) -> Int {
+        max(3, (cost.framesDrawn + cost.framesMissed) / 50) + Int(cost.starved / (Duration.seconds(1) / DeviceLoop.framesPerSecond))
+    }
 
     func record(_ attack: String, _ cost: AttackWatch.Cost, _ during: UnwindRun.Result, _ own: Bool, _ detail: String,
                 sourceLocation: SourceLocation = #_sourceLocation) {
@@ -310,13 +319,15 @@ import UnwindSim
         let frames = TestMachine.emulated || cost.framesMissed <= Self.missedAllowed(cost)
         let memory = cost.growth <= Self.memoryBound
         let maintainer = during.status == 0 && during.stdout.contains("Device:    running")
-        #expect(frames, "\(cost.framesMissed) frames missed, \(cost.framesDrawn) drawn", sourceLocation: sourceLocation)
+        #expect(frames, "\(cost.framesMissed) frames missed, \(cost.framesDrawn) drawn, \(Self.missedAllowed(cost)) allowed",
+                sourceLocation: sourceLocation)
         #expect(memory, "resident memory grew by \(cost.growth >> 20) MB", sourceLocation: sourceLocation)
         #expect(maintainer, "unwind status during the attack: \(during)", sourceLocation: sourceLocation)
         let survived = frames && memory && maintainer && own
         print("hostile socket: \(attack): \(cost.framesDrawn) frames drawn, \(cost.framesMissed) missed, "
               + "resident memory \(cost.growth >= 0 ? "+" : "")\(String(format: "%.1f", Double(cost.growth) / 1_048_576)) MB, "
-              + "\(String(format: "%.1f", cost.seconds)) s; \(detail): \(survived ? "survived" : "FAILED")")
+              + "\(String(format: "%.1f", cost.seconds)) s (the loop waited \(cost.starved.nanoseconds / 1_000_000) ms for a CPU); "
+              + "\(detail): \(survived ? "survived" : "FAILED")")
         hostileOutcomes.withLock { $0.append((attack, survived)) }
     }
 }
@@ -332,11 +343,14 @@ final class AttackWatch: @unchecked Sendable {
         /// Peak resident memory during the attack, less what it was before.
         var growth: Int
         var seconds: Double
+        /// How long the loop's thread was ready to run but waited for a CPU meanwhile.
+        var starved: Duration
     }
 
     let rig: MaintenanceRig
     let before: StatusReport
     let residentBefore: Int
+    let waitingBefore: Duration
     let started = ContinuousClock.now
     private let peak = Atomic<Int>(0)
     private let stop = Atomic<Bool>(false)
@@ -345,13 +359,14 @@ final class AttackWatch: @unchecked Sendable {
     init(_ rig: MaintenanceRig) throws {
         self.rig = rig
         before = try #require(rig.status())
+        waitingBefore = timeWaitingForACPU(thread: rig.loopThread.load(ordering: .acquiring))
         residentBefore = Self.resident()
         peak.store(residentBefore, ordering: .relaxed)
         Thread { [self] in
             while !stop.load(ordering: .relaxed) {
                 let now = Self.resident()
                 if now > peak.load(ordering: .relaxed) { peak.store(now, ordering: .relaxed) }
-                usleep(20_000)
+                usleep(20_000)  // how often memory is sampled
             }
             sampled.signal()
         }.start()
@@ -363,8 +378,9 @@ final class AttackWatch: @unchecked Sendable {
         stop.store(true, ordering: .relaxed)
         sampled.wait()
         let after = try #require(rig.status())
+        let starved = timeWaitingForACPU(thread: rig.loopThread.load(ordering: .acquiring)) - waitingBefore
         return Cost(framesDrawn: after.framesRendered - before.framesRendered, framesMissed: after.framesMissed - before.framesMissed,
-                    growth: peak.load(ordering: .relaxed) - residentBefore, seconds: seconds)
+                    growth: peak.load(ordering: .relaxed) - residentBefore, seconds: seconds, starved: starved)
     }
 
     /// VmRSS from /proc/self/status, in bytes.

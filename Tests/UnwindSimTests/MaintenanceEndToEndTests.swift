@@ -181,11 +181,12 @@ import UnwindSim
         expectFailure(rig.unwind(["hw", "test", "display"]), 1, "the daemon owns the display; stop it first: sudo systemctl stop unwind")
         expectFailure(rig.unwind(["hw", "test", "buttons"]), 1, "stop it first")
         rig.shutdown()
-        let on = rig.motor.history.filter(\.on)
-        #expect(on.count == 3)
-        for (a, b) in zip(rig.motor.history.filter(\.on), rig.motor.history.filter { !$0.on }.suffix(3)) {
-            #expect(b.at - a.at >= .milliseconds(280) && b.at - a.at <= .milliseconds(600))
-        }
+        // Each pulse on, then off, on the device's own motor. How long each is, is the core's
+        // (`DeviceCoreTests.aMotorTestIsThreePulsesOf300ms`): on this real clock a busy machine
+        // may apply an edge late (a pulse measured here was once under 280 ms).
+        let changes = rig.motor.history.drop { !$0.on }
+        #expect(changes.map(\.on) == [true, false, true, false, true, false], "\(rig.motor.history)")
+        #expect(zip(changes, changes.dropFirst()).allSatisfy { $0.at <= $1.at })
     }
 
     @Test func remindersAndStatistics() throws {
@@ -262,8 +263,8 @@ import UnwindSim
         #expect(rig.tap(.select, holdFor: .milliseconds(1000)) { rig.status()?.overlay == "delete this mantra?" })
         // Meanwhile five maintainers' commands add mantras at once…
         let adds = try (1...5).map { try UnwindRun.start(["mantras", "add", "Added \($0).", "--state", rig.directory]) }
-        usleep(100_000)
-        // …and the person says yes while they run.
+        // …and the person says yes while they run: once the first of them is in.
+        #expect(rig.wait(.seconds(60)) { (rig.status()?.mantraCount ?? 0) > 3 }, "no add came in")
         rig.buttons.tap(.select)
         for p in adds { p.waitUntilExit() }
         #expect(adds.allSatisfy { $0.terminationStatus == 0 })

@@ -34,6 +34,8 @@ final class MaintenanceRig: @unchecked Sendable {
     let loop: DeviceLoop
     let modem: GSMModem
     private let stop = Atomic<Bool>(false)
+    /// The loop's thread (/proc/self/task/ID), once it runs.
+    let loopThread = Atomic<pid_t>(0)
     private let finished = DispatchSemaphore(value: 0)
     private var stopped = false
 
@@ -82,6 +84,7 @@ final class MaintenanceRig: @unchecked Sendable {
         self.modem = modem
         loop = device.loop
         let thread = Thread { [self] in
+            loopThread.store(currentThreadID(), ordering: .releasing)
             device.loop.run(until: { self.stop.load(ordering: .relaxed) })
             finished.signal()
         }

@@ -330,24 +330,28 @@ struct TerminalSimulatorTests {
         // SIGINT is how strace detaches from a process it attached to.
         let tracer = try BackupInterruptTests.spawn("/usr/bin/strace", ["-f", "-p", "\(sim.process.processIdentifier)",
                                                                     "-e", "trace=mkdirat,mkdir,renameat,renameat2,rename", "-o", log])
-        usleep(500_000)  // attached
-        let reset = UnwindRun.run(["stats", "--reset", "--yes", "--state", state])
-        #expect(reset.status == 0, "\(reset)")
-        usleep(200_000)
-        kill(tracer, SIGINT)
-        var status: Int32 = 0
-        waitpid(tracer, &status, 0)
-        let trace = readText(log) ?? ""
+        #expect(waitUntil { isTraced(sim.process.processIdentifier, by: tracer) }, "strace did not attach")
         // From the staging directory into the state directory: another descriptor, the same name.
-        func committed(_ name: String) -> Bool {
+        func committed(_ name: String, in trace: String) -> Bool {
             let pattern = try! NSRegularExpression(pattern: #"renameat2?\((\d+), "([^"]+)", (\d+), "([^"]+)""#)
             return pattern.matches(in: trace, range: NSRange(trace.startIndex..., in: trace)).contains { m in
                 let group = { (i: Int) in Range(m.range(at: i), in: trace).map { String(trace[$0]) } ?? "" }
                 return group(2) == name && group(4) == name && group(1) != group(3)
             }
         }
+        let reset = UnwindRun.run(["stats", "--reset", "--yes", "--state", state])
+        #expect(reset.status == 0, "\(reset)")
+        // Until strace has written both renames (it writes each line as it goes).
+        var trace = ""
+        let bothCommitted = waitUntil {
+            trace = readText(log) ?? ""
+            return committed("totalTime.txt", in: trace) && committed("sessionHistory.txt", in: trace)
+        }
+        kill(tracer, SIGINT)
+        var status: Int32 = 0
+        waitpid(tracer, &status, 0)
         #expect(trace.contains(".txn-"), "no staging directory: \(trace)")
-        #expect(committed("totalTime.txt") && committed("sessionHistory.txt"), "the two files were not committed together: \(trace)")
+        #expect(bothCommitted, "the two files were not committed together: \(trace)")
         kill(sim.process.processIdentifier, SIGTERM)
         #expect(sim.exitStatus() == 0)
     }

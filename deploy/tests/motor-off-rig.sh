@@ -13,7 +13,11 @@ value() { cat "$sysfs/sim_gpio$1/value"; }
 stuck_high() {      # line $1 driven high by a process that dies by SIGKILL
     gpioset --mode=signal "$chip" "$1=1" &
     local pid=$!
-    sleep 0.3
+    local n=0   # until gpioset drives it (30 s: emulation is slow), not a fixed wait
+    until [ "$(value "$1")" = 1 ] || [ "$n" -ge 300 ]; do
+        n=$((n + 1))
+        sleep 0.1
+    done
     [ "$(value "$1")" = 1 ] || { echo "setup: line $1 did not go high"; fail=1; }
     kill -KILL "$pid"; wait "$pid" 2>/dev/null || true
     echo pull-up >"$sysfs/sim_gpio$1/pull"   # released, something keeps pulling it up

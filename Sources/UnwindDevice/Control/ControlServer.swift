@@ -60,8 +60,8 @@ protocol ControlHandling: AnyObject {
 ///   why in one answer line.
 /// - A request line over `maximumRequest` bytes, or one that is not a request, is answered with
 ///   an error and the connection closed.
-/// - Access is the socket file's: created mode 0660 (umask 0117 around `bind`), its group set to
-///   the group of the directory it is in. On the device that is `/run/unwind`, made by systemd
+/// - Access is the socket file's: mode 0660 and the group of the directory it is in from the
+///   moment it appears (see `listen(on:at:logger:)`). On the device that is `/run/unwind`, made by systemd
 ///   with `RuntimeDirectory=unwind`, `RuntimeDirectoryMode=0750` and the unit's `Group=` the
 ///   maintainer group (e.g. `unwind-maint`): only the service user and that group can connect.
 ///   Every connection's peer (SO_PEERCRED: uid, gid, pid) is logged (at most one a second, the rest
@@ -137,30 +137,11 @@ public final class ControlServer {
         }
         listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         if listener < 0 { throw .failed("control socket: socket: \(errnoText(errno))") }
-        var address = ControlClient.address(path)
-        let old = umask(0o117)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        let bindErrno = errno
-        umask(old)
-        if bound != 0 {
+        do throws(ControlFailure) {
+            try Self.listen(on: listener, at: path, logger: logger)
+        } catch {
             Glibc.close(listener)
-            throw .failed("control socket: cannot bind \(path): \(errnoText(bindErrno))")
-        }
-        // The group that may connect is the directory's (the maintainer group on the device).
-        let directory = (path as NSString).deletingLastPathComponent
-        var dirInfo = stat()
-        if stat(directory.isEmpty ? "." : directory, &dirInfo) == 0, dirInfo.st_gid != getegid() {
-            if chown(path, uid_t.max, dirInfo.st_gid) != 0 {
-                logger.warning("control socket \(path): cannot give it the group \(dirInfo.st_gid) of its directory (\(errnoText(errno))); only this user can connect")
-            }
-        }
-        if listen(listener, Int32(Self.acceptsPerPass)) != 0 {
-            let e = errno
-            Glibc.close(listener)
-            unlink(path)
-            throw .failed("control socket: cannot listen on \(path): \(errnoText(e))")
+            throw error
         }
         pollDescriptors = [listener]
         pollDescriptors.reserveCapacity(ControlLimits.maximumClients + 1)
@@ -168,6 +149,57 @@ public final class ControlServer {
     }
 
     deinit { close() }
+
+    /// Binds `listener`, lets it listen and puts it at `path`: mode 0660, the group of the
+    /// directory it is in (the maintainer group on the device), from the moment it is there.
+    ///
+    /// The umask is not touched: it is the whole process's, and setting it around `bind` once
+    /// left a directory another thread made at that moment unsearchable. The socket is bound
+    /// instead in a private directory (mode 0700, beside `path`: the same filesystem), where
+    /// nobody else can reach it whatever mode `bind` gave it, and given its mode and group there;
+    /// then linked to `path`, which is atomic and refused if something took the name meanwhile,
+    /// as `bind` would refuse it. It is bound through /proc/self/fd so that the private
+    /// directory's longer name does not shorten the longest `path` a socket can have.
+    private static func listen(on listener: Int32, at path: String, logger: Logger) throws(ControlFailure) {
+        let directory = (path as NSString).deletingLastPathComponent
+        let parent = directory.isEmpty ? "." : directory
+        var template = Array((parent + "/." + (path as NSString).lastPathComponent + ".XXXXXX").utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { buffer -> String? in
+            guard let base = buffer.baseAddress, let made = mkdtemp(base) else { return nil }
+            return String(cString: made)
+        }
+        guard let privateDirectory = made else {
+            throw .failed("control socket: cannot make a private directory beside \(path): \(errnoText(errno))")
+        }
+        let inside = open(privateDirectory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        defer {
+            unlinkat(inside, "s", 0)
+            Glibc.close(inside)
+            rmdir(privateDirectory)
+        }
+        guard inside >= 0, fchmod(inside, 0o700) == 0 else {  // 0700 whatever the umask took from it
+            throw .failed("control socket: cannot use the private directory \(privateDirectory): \(errnoText(errno))")
+        }
+        var address = ControlClient.address("/proc/self/fd/\(inside)/s")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard bound == 0, fchmodat(inside, "s", 0o660, 0) == 0 else {
+            throw .failed("control socket: cannot bind \(path): \(errnoText(errno))")
+        }
+        var dirInfo = stat()
+        if stat(parent, &dirInfo) == 0, dirInfo.st_gid != getegid(),
+           fchownat(inside, "s", uid_t.max, dirInfo.st_gid, AT_SYMLINK_NOFOLLOW) != 0 {
+            logger.warning("control socket \(path): cannot give it the group \(dirInfo.st_gid) of its directory (\(errnoText(errno))); only this user can connect")
+        }
+        guard Glibc.listen(listener, Int32(Self.acceptsPerPass)) == 0 else {
+            throw .failed("control socket: cannot listen on \(path): \(errnoText(errno))")
+        }
+        guard linkat(inside, "s", AT_FDCWD, path, 0) == 0 else {
+            throw .failed("control socket: cannot bind \(path): \(errnoText(errno))")
+        }
+    }
+
 
     /// Closes every connection and the socket, and removes its file.
     public func close() {
