@@ -139,7 +139,9 @@ public final class ModemAlertLink: AlertLink {
     }
 
     public func step(at now: Moment, into updates: inout [AlertLinkUpdate]) {
-        if !resumed.isEmpty {
+        // At the first step even when empty: the core then knows what the outbox holds, and asks
+        // again for alerts it asked for before a restart that never reached the card.
+        if firstStep || !resumed.isEmpty {
             updates.append(.resumed(resumed, purpose: resumedPurpose, queuedAt: resumedQueuedAt))
             resumed = []
         }
