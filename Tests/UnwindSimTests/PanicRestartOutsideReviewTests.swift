@@ -60,4 +60,46 @@ struct PanicRestartOutsideReviewTests {
         again.run(for: .seconds(30))
         #expect(again.line.parts.count == before, "sent after the restart: \(again.line.parts.dropFirst(before).map(\.submit.number))")
     }
+
+    /// Killed while the ladder rang Dad (the outside review's modem: Dad picked up 4 s after the
+    /// dial, the device restarted meanwhile). After the restart the device never asked the modem
+    /// about the call it had left up: Dad's pick-up was not seen, Sam was rung anyway, and no ATH
+    /// ever went to Dad's call (the next ATD went over it). Now the call left up is found
+    /// (`AT+CLCC` once at start) and followed as the device's own.
+    @Test func aCallLeftUpByAKilledDeviceIsFollowedAfterTheRestart() throws {
+        var script = ModemScript()
+        script.dials["+15550100001"] = .endsAfter(.seconds(40), "NO ANSWER")
+        script.dials["+15550100002"] = .answers(after: .seconds(4), hangsUpAfter: .seconds(60))
+        let contacts = try PanicLadderAnswerTests.contacts()
+        let settings = PanicLadderAnswerTests.settings()
+        let rig = try PanicCoreRig(script: script, contacts: contacts, settings: settings)
+        rig.run(until: { rig.modem.status.link == .ready }, for: .seconds(10))
+        rig.panic()
+        #expect(rig.run(until: { rig.line.calls.contains("ATD+15550100002;") }, for: .seconds(120)))
+        rig.run(for: .seconds(1))
+        // Killed 1 s into Dad's ringing; he picks up while the device starts again.
+        let again = try PanicCoreRig(restarting: rig, contacts: contacts, settings: settings)
+        #expect(again.run(until: { again.core.state.panic.aftercare.escalation == .ended(.answered) }, for: .seconds(60)),
+                "\(again.core.state.panic.aftercare.escalation)")
+        again.run(for: .seconds(120))
+        #expect(again.line.calls == ["ATD+15550100001;", "ATH", "ATD+15550100002;"], "\(again.line.calls)")
+        #expect(again.core.state.panic.progress.map(\.answeredCall) == [false, true, false])
+    }
+
+    /// The same kill while Mum's phone rings and nobody picks up: the call left up is hung up at
+    /// its ring time before Dad is dialled, and the ladder goes on.
+    @Test func aCallLeftUpUnansweredIsHungUpBeforeTheNextDial() throws {
+        var script = ModemScript()
+        script.defaultDial = .rings
+        let contacts = try PanicLadderAnswerTests.contacts()
+        let settings = PanicLadderAnswerTests.settings()
+        let rig = try PanicCoreRig(script: script, contacts: contacts, settings: settings)
+        rig.run(until: { rig.modem.status.link == .ready }, for: .seconds(10))
+        rig.panic()
+        #expect(rig.run(until: { rig.line.calls.contains("ATD+15550100001;") }, for: .seconds(120)))
+        rig.run(for: .seconds(2))
+        let again = try PanicCoreRig(restarting: rig, contacts: contacts, settings: settings)
+        again.run(for: .seconds(200))
+        #expect(again.line.calls == ["ATD+15550100001;", "ATH", "ATD+15550100002;", "ATH", "ATD+15550100003;", "ATH"], "\(again.line.calls)")
+    }
 }
