@@ -65,6 +65,9 @@ public enum Effect: Equatable, Sendable {
     case dial(PhoneNumber)
     /// Panic: end the call (ATH).
     case hangUp
+    /// Panic: started again while the ladder rang a contact — the call the earlier run left up
+    /// is looked for (AT+CLCC) and followed as this run's own.
+    case followCallLeftUp
     /// The person dismissed these replies: remembered in the inbox, never shown again.
     case markRepliesSeen([String])
     /// Panic: cancel these slots' alerts that have not gone yet ("I'm OK now" before they went).
