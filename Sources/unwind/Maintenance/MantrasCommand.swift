@@ -1,5 +1,10 @@
 import ArgumentParser
+import Glibc
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import UnwindControl
 import UnwindCore
 import UnwindDevice
@@ -94,11 +99,11 @@ struct RemindersCommand: ParsableCommand {
             say("reminder: \(RemindersFile.line(schedule)) — \(Self.words(schedule))")
             guard schedule != .never else { return }
             if try m.runningDeviceSocket() != nil, let s = try? m.ask(.status).status {
-                say(s.nextReminder.map { "next: \(localTimeText($0, zone: c.settings.timeZone)) (\(c.settings.timeZone.identifier))" }
+                say(s.nextReminder.map { "next: \(localTimeText($0, zone: c.settings.timeZone)) (\(c.settings.timeZone.name))" }
                     ?? "next: when the device's clock is synchronised")
             } else if let next = schedule.nextDue(after: WallTime(secondsSinceEpoch: Int64(Date().timeIntervalSince1970)),
                                                    in: c.settings.timeZone) {
-                say("next: \(localTimeText(next.secondsSinceEpoch, zone: c.settings.timeZone)) (\(c.settings.timeZone.identifier); the device is not running)")
+                say("next: \(localTimeText(next.secondsSinceEpoch, zone: c.settings.timeZone)) (\(c.settings.timeZone.name); the device is not running)")
             }
         }
 

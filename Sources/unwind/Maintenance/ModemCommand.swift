@@ -1,5 +1,10 @@
 import ArgumentParser
+import Glibc
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import UnwindAssembly
 import UnwindControl
 import UnwindCore
@@ -93,7 +98,7 @@ struct ConfigCommand: ParsableCommand {
             say("  modem:           \(c.modem.serial.path) at \(c.modem.serial.baud) baud")
             let p = c.settings.pattern
             say("  breathing:       \(c.settings.breathing.patternName.map { "\($0) (\(p.text))" } ?? p.text), sessions \(SessionLength.label(c.settings.breathing.sessionMinutes))\(c.settings.breathing.checkIn ? ", check-in before and after" : "")")
-            say("  time zone:       \(c.settings.timeZone.identifier)")
+            say("  time zone:       \(c.settings.timeZone.name)")
         }
     }
 }
