@@ -1,7 +1,11 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Logging
 import SystemPackage
 import UnwindControl
@@ -69,8 +73,8 @@ protocol ControlHandling: AnyObject {
 public final class ControlServer {
     public let path: String
     public let stateDirectory: String
-    /// The shipped content, for `unwind mantras reset`.
-    public let contentDirectory: String
+    /// The shipped content's directory, for `unwind mantras reset` (nil: the built-in texts).
+    public let contentDirectory: String?
     public let startedAt: WallTime
     let logger: Logger
     public let deadlines: Deadlines
@@ -118,7 +122,7 @@ public final class ControlServer {
         self.path = path
         self.deadlines = deadlines
         self.stateDirectory = stateDirectory
-        self.contentDirectory = DeviceContent.directory(override: contentDirectory)
+        self.contentDirectory = contentDirectory
         self.logger = logger
         self.startedAt = now
         scratch = [UInt8](repeating: 0, count: 64 * 1024)
@@ -149,7 +153,7 @@ public final class ControlServer {
             throw .failed("control socket: cannot bind \(path): \(errnoText(bindErrno))")
         }
         // The group that may connect is the directory's (the maintainer group on the device).
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = FilePath(path).removingLastComponent().string
         var dirInfo = stat()
         if stat(directory.isEmpty ? "." : directory, &dirInfo) == 0, dirInfo.st_gid != getegid() {
             if chown(path, uid_t.max, dirInfo.st_gid) != 0 {
