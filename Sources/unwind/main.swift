@@ -1,5 +1,10 @@
 import ArgumentParser
+import Glibc
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Logging
 import UnwindAssembly
 import UnwindControl
@@ -173,8 +178,8 @@ struct Sim: ParsableCommand {
         }
         if let headless {
             let text: String
-            do { text = try String(contentsOfFile: headless, encoding: .utf8) } catch {
-                throw ValidationError("cannot read the script \(headless): \(error.localizedDescription)")
+            do { text = String(decoding: try readFile(headless, limit: 1 << 20), as: UTF8.self) } catch {
+                throw ValidationError("cannot read the script: \(error.message)")
             }
             let script: ButtonScript
             do { script = try ButtonScript.parse(text) } catch { throw ValidationError("\(headless): \(error)") }
@@ -190,9 +195,12 @@ struct Sim: ParsableCommand {
                 sim.counsellingWebsite = c.counsellingWebsite
                 sim.captureCommand = c.captureCommand
             }
-            let started = Date()
+            let clock = ContinuousClock()
+            let started = clock.now
             let r = try sim.run()
-            say("simulated \(script.end.secondsString) s in \(String(format: "%.2f", Date().timeIntervalSince(started))) s: "
+            let elapsed = (clock.now - started).components
+            let took = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+            say("simulated \(script.end.secondsString) s in \(took.fixed(2)) s: "
                 + "\(r.statistics.framesRendered) frames, \(r.statistics.framesMissed) missed, "
                 + "\(r.motor.filter(\.on).count) motor pulses, \(r.bus.framesDeferred) frames held over at \(panel.busSpeedHz / 1000) kHz; "
                 + "output in \(out)/, state in \(stateDir)/")
@@ -207,7 +215,7 @@ struct Sim: ParsableCommand {
             simulator.recentLog = recent
             simulator.panelConfiguration = panel
             // Reminders in this computer's local time, unless the configuration names a zone.
-            if configuration == nil { simulator.settings.timeZone = .current }
+            if configuration == nil { simulator.settings.timeZone = .system() }
             if let c = configuration {
                 simulator.buttonTiming = c.buttonTiming
                 simulator.counselling = c.counselling
