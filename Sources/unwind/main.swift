@@ -95,7 +95,7 @@ struct DeviceOptions: ParsableArguments {
     @Option(help: "Length of the short motor pulses (breathe in, hold), in milliseconds (20 to 1000; default: --config's haptics.*, else 120).")
     var pulseMs: Int?
 
-    @Option(help: "Directory of the shipped help files (default: the one built with unwind).")
+    @Option(help: "A directory of help files and shipped mantras laid out as Sources/UnwindDevice/Content (default: the ones built into unwind).")
     var content: String?
 
     /// `base` (a configuration's settings, or the defaults) with what the options say on top.
