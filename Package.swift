@@ -82,7 +82,7 @@ let package = Package(
         // libyaml's parser (upstream acd6f6f), as Yams 6.2.2 vendors it (its Sources/CYaml, without the
         // emitter): the configuration file's YAML without Yams, whose Swift half imports the
         // whole of Foundation (and so ICU). Sources/README.md says why.
-        .target(name: "CLibYAML", exclude: ["License"], cSettings: [.define("YAML_DECLARE_STATIC")]),
+        .target(name: "CLibYAML", exclude: ["License"], publicHeadersPath: "vendor/include", cSettings: [.define("YAML_DECLARE_STATIC")]),
         // The simulators: the terminal board (keys, a drawn panel) and the headless script runner.
         .target(name: "UnwindSim", dependencies: ["UnwindAssembly", "UnwindSimulatedHardware", "CLinuxSystem",
                                                 .product(name: "SystemPackage", package: "swift-system")],
