@@ -101,7 +101,7 @@ trace() {
     local reader=$!
     local guest=("qemu-$arch-static")
     [ "$arch" = aarch64 ] && guest+=(-L "$sysroot")
-    guest+=(-d in_asm,exec,nochain -D "$fifo" "$bin" "$@")
+    guest+=(-d "in_asm,exec,nochain" -D "$fifo" "$bin" "$@")
     if [ -n "${SETUP:-}" ]; then
         script -qfec "$SETUP $(printf '%q ' "${guest[@]}")" /dev/null >/dev/null 2>&1 || true
     else
