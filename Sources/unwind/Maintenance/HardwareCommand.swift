@@ -27,6 +27,7 @@ struct HardwareCommand: ParsableCommand {
 
     struct Test: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "test",
             abstract: "Test one part: motor | display | buttons.",
             discussion: """
                 motor: three 0.3 s pulses (through the running device, which owns the line; or directly when \

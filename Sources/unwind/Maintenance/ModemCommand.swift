@@ -20,6 +20,7 @@ struct ModemCommand: ParsableCommand {
 
     struct Check: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "check",
             abstract: "Run the modem's start-up sequence again and report each step (SIM, registration, signal, operator).",
             discussion: "The steps run between the device's own work; an alert waiting to go is always sent first.")
         @OptionGroup var options: MaintenanceOptions
@@ -74,6 +75,7 @@ struct ConfigCommand: ParsableCommand {
 
     struct Check: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "check",
             abstract: "Check the configuration file and say exactly what is wrong (every wrong key, one per line).")
         @OptionGroup var options: MaintenanceOptions
 
