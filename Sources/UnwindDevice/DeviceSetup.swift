@@ -10,7 +10,7 @@ extension DeviceCore {
     /// slots read (a slot that fails validation is shown as "needs attention" and logged).
     public static func starting(settings: DeviceSettings, persistence: StatePersistence,
                                 help: HelpLibrary, now: WallTime,
-                                content: String = DeviceContent.directory(),
+                                content: String? = nil,
                                 counselling: CounsellingLine = .sfuCounselling,
                                 website: String? = CounsellingLine.sfuWebsite) -> DeviceCore {
         // Loaded in this order (the log's order): statistics, mantras, reminder, check-in, monthly

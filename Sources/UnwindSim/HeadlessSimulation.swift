@@ -1,5 +1,9 @@
 #if canImport(Glibc)
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Glibc
 #endif
 import Logging

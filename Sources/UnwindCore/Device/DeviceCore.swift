@@ -1,4 +1,3 @@
-import Foundation
 
 /// The device's behaviour: state + event + time → new state + effects. No I/O, no clock.
 public struct DeviceCore: Sendable {

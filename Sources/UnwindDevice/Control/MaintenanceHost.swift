@@ -1,5 +1,13 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Logging
+import SystemPackage
 import UnwindControl
 import UnwindCore
 
@@ -80,6 +88,6 @@ public final class MaintenanceHost {
         var info = stat()
         guard lstat(path, &info) == 0, info.st_mode & S_IFMT != S_IFREG || info.st_nlink != 1 else { return nil }
         let aside = "\(path).corrupt-\(now.secondsSinceEpoch)"
-        return rename(path, aside) == 0 ? (aside as NSString).lastPathComponent : nil
+        return rename(path, aside) == 0 ? FilePath(aside).lastComponent?.string : nil
     }
 }
