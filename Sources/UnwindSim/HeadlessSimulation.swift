@@ -155,9 +155,7 @@ public struct HeadlessSimulation {
         // The state directory is claimed as every device claims it: beside a running device (or
         // another simulation) on the same files, each would overwrite the other's sessions.
         try? FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
-        if let moved = MaintenanceHost.setAsideIfNotPlain(stateDirectory + "/" + DaemonPresence.fileName, now: wallClockStart) {
-            logger.error("\(DaemonPresence.fileName) in \(stateDirectory) was not a plain file; moved aside as \(moved)")
-        }
+        MaintenanceHost.setAsideUnusableDotFiles(stateDirectory, now: wallClockStart, logger: logger)
         let presence = try DaemonPresence(stateDirectory: stateDirectory, socketPath: DaemonPresence.noSocket)
         defer { presence.release() }
         let device = try DeviceAssembly(board: board, recipe: recipe, alerts: { [alerts] _ in alerts }, logger: logger)

@@ -10,10 +10,15 @@ import Testing
 @Suite("Hostile state and output files: what the outside review found", .serialized)
 struct HostileStateOutsideReviewTests {
     /// Runs `unwind` with `arguments`; nil when it was still running after `limit` (then killed).
-    static func run(_ arguments: [String], within limit: Duration = .seconds(10)) throws -> (status: Int32, stderr: String)? {
+    static func run(_ arguments: [String], asNobody: Bool = false, within limit: Duration = .seconds(10)) throws -> (status: Int32, stderr: String)? {
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: UnwindRun.executable)
-        p.arguments = arguments
+        if asNobody {
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            p.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", UnwindRun.executable] + arguments
+        } else {
+            p.executableURL = URL(fileURLWithPath: UnwindRun.executable)
+            p.arguments = arguments
+        }
         let err = Pipe()
         p.standardError = err
         p.standardOutput = FileHandle.nullDevice
@@ -57,5 +62,32 @@ struct HostileStateOutsideReviewTests {
         let status = sim.exitStatus(within: .seconds(10))
         #expect(status != nil && status != 0, "unwind sim hung on a FIFO at sim.log")
         #expect(sim.text.contains("sim.log") && sim.text.contains("not a regular file"), "\(sim.text.suffix(400))")
+    }
+
+    /// `.daemon` of mode 000 in the service user's own state directory (the service user, or a
+    /// damaged card): the device refused to start — "cannot open .daemon: Permission denied" —
+    /// which under `Restart=always` is a device with no panic path. `.lock` of mode 000: it ran,
+    /// but every save waited on the lock for as long as it ran (logged as "held by someone else"). Both are now moved
+    /// aside at start as `.corrupt-*` (kept, mode and all) and made anew.
+    @Test(arguments: [".daemon", ".lock"])
+    func aDotFileTheServiceUserCannotOpenIsSetAsideNotAStop(_ name: String) throws {
+        let dir = temporaryDirectory("mode0-\(name)")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let state = dir + "/state"
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        try Data("Mum\n+15550100001\nPlease call me.\n".utf8).write(to: URL(fileURLWithPath: state + "/alert01.txt"))
+        try Data("0 PANIC hold 1.6\n20 end\n".utf8).write(to: URL(fileURLWithPath: dir + "/s.txt"))
+        try require(FileManager.default.createFile(atPath: state + "/" + name, contents: Data("x\n".utf8)))
+        try require(chmod(state + "/" + name, 0) == 0)
+        for path in [dir, state, state + "/alert01.txt", state + "/" + name] { try require(chown(path, 65534, 65534) == 0) }
+        let r = try #require(try Self.run(["sim", "--headless", dir + "/s.txt", "--out", dir + "/out", "--state", state, "--no-frames"],
+                                          asNobody: true, within: .seconds(30)), "the headless device hung")
+        #expect(r.status == 0, "\(r.stderr.suffix(400))")
+        #expect((try? String(contentsOfFile: dir + "/out/alerts.log", encoding: .utf8))?.contains("+15550100001") == true, "PANIC did not go")
+        let names = try FileManager.default.contentsOfDirectory(atPath: state)
+        #expect(names.filter { $0.hasPrefix(name + ".corrupt-") }.count == 1, "\(names)")
+        // What the device did was kept: the PANIC's episode is on the card.
+        #expect((try? String(contentsOfFile: state + "/escalation.txt", encoding: .utf8))?.contains("+15550100001") == true)
+        #expect(r.stderr.contains(name) && r.stderr.contains("moved aside"), "\(r.stderr.suffix(400))")
     }
 }
