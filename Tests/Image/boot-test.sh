@@ -15,7 +15,7 @@
 # the Pi's own GPIO and I2C controllers, its SD card controller.
 #
 # First boot, checked: the unit active and the device PANIC-ready; the setup file imported
-# (contacts 1 and 2; line 11 named on the screen's result; the numbers taken off the card); the
+# (contacts 1 and 2; line 10 named on the screen's result; the numbers taken off the card); the
 # first frame counted; a PANIC held on gpio-sim sends exactly one AT+CMGS to each of the two
 # contacts and none to the third. Then --cuts N power cuts (default 2; Tests/Image/power-cuts.sh
 # runs 50): the machine is killed at a random moment while the device writes (a session, a
@@ -174,7 +174,7 @@ if [ -n "$start_us" ] && [ -n "$ready_s" ]; then
 fi
 checks_of first
 check "frames were drawn on the bus" grep -qE "^Loop: +[1-9][0-9]* frames" <<<"$status"
-check "the setup file's result names line 11 (contact 3's number)" grep -aq "UNWIND-SETUP .*line 11" "$work/first.console"
+check "the setup file's result names line 10 (contact 3's number)" grep -aq "UNWIND-SETUP .*line 10" "$work/first.console"
 sleep 0 # the modem's log is written as the network takes each submit
 wait_console first "UNWIND-PROBE done" 300 >/dev/null
 n1=$(grep -c '^CMGS +447700900123 ' "$work/modem.log")

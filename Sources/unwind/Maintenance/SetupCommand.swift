@@ -28,6 +28,7 @@ struct SetupCommand: ParsableCommand {
 
     struct Check: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "check",
             abstract: "Check a setup file and say what an import would change on this device; change nothing.",
             discussion: "Prints \"nothing new to import\" when every value is empty or what the device already has.")
         @OptionGroup var options: MaintenanceOptions
@@ -46,6 +47,7 @@ struct SetupCommand: ParsableCommand {
 
     struct Import: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "import",
             abstract: "Import a setup file into the device's state and configuration, then take the contacts' numbers and the Wi-Fi password out of it.",
             discussion: """
                 Run with the device stopped (the image's unwind-firstboot.service runs it before unwind.service). \
