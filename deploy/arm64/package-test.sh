@@ -101,7 +101,10 @@ c=$work/c
 if [ ! -f "$tarball" ]; then
     echo "test: making the arm64 trixie chroot (mmdebstrap under emulation, once)"
     t0=$SECONDS
-    "$toolchain" run "$repo" -- mmdebstrap --quiet --variant=minbase --architectures=arm64 --format=tar \
+    # mmdebstrap needs arch-test for a foreign architecture; a toolchain made by recipe 4 lacks it.
+    "$toolchain" run "$repo" -- sh -c 'command -v arch-test >/dev/null ||
+        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends arch-test >/dev/null; }
+        exec "$@"' _ mmdebstrap --quiet --variant=minbase --architectures=arm64 --format=tar \
         --aptopt='Acquire::Check-Valid-Until "false"' --include=ca-certificates \
         trixie /build/trixie-arm64.tar "$mirror" >"$work/mmdebstrap.out" 2>&1
     if [ -s "$root/build/trixie-arm64.tar" ]; then
