@@ -18,7 +18,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.4.0"),
         .package(url: "https://github.com/ordo-one/malloc-interposer.git", from: "1.6.1"),
-        .package(url: "https://github.com/jpsim/Yams.git", from: "6.0.0"),
     ],
     targets: [
         // Pure behaviour and file formats: values and functions, no I/O, no clock reads.
@@ -36,7 +35,7 @@ let package = Package(
         // (SystemCalls.swift) are typed in it on both sides of the seam.
         .target(
             name: "UnwindDevices",
-            dependencies: ["UnwindCore", .product(name: "SystemPackage", package: "swift-system")]
+            dependencies: ["UnwindCore", "CLinuxSystem", .product(name: "SystemPackage", package: "swift-system")]
         ),
         // The fakes, as gpiozero's mock pins: devices a test or the simulator drives (press a
         // button, read the motor's history, the display's pixels, script a modem's answers).
@@ -73,11 +72,17 @@ let package = Package(
             name: "UnwindDevice",
             dependencies: ["UnwindRender", "UnwindDevices", "UnwindModem", "UnwindControl", .product(name: "Logging", package: "swift-log"),
                            .product(name: "SystemPackage", package: "swift-system")],
-            resources: [.copy("Content")]
+            // The shipped texts are compiled in (ShippedContent.swift): a resource bundle's
+            // generated accessor would import the whole of Foundation, and with it ICU.
+            exclude: ["Content"]
         ),
         // One assembly: the daemon, both simulators, the benchmark and the test rigs build the
         // device from a Board (Linux / simulated / terminal) and a recipe, with one shutdown order.
-        .target(name: "UnwindAssembly", dependencies: ["UnwindDevice", "UnwindHardware", "UnwindModem", "UnwindControl", .product(name: "Yams", package: "Yams")]),
+        .target(name: "UnwindAssembly", dependencies: ["UnwindDevice", "UnwindHardware", "UnwindModem", "UnwindControl", "CLibYAML"]),
+        // libyaml's parser (upstream acd6f6f), as Yams 6.2.2 vendors it (its Sources/CYaml, without the
+        // emitter): the configuration file's YAML without Yams, whose Swift half imports the
+        // whole of Foundation (and so ICU). Sources/README.md says why.
+        .target(name: "CLibYAML", exclude: ["License"], publicHeadersPath: "vendor/include", cSettings: [.define("YAML_DECLARE_STATIC")]),
         // The simulators: the terminal board (keys, a drawn panel) and the headless script runner.
         .target(name: "UnwindSim", dependencies: ["UnwindAssembly", "UnwindSimulatedHardware", "CLinuxSystem",
                                                 .product(name: "SystemPackage", package: "swift-system")],

@@ -11,12 +11,15 @@
 #      for aarch64, every Swift suite run under qemu-user, a native build on Debian sid (newest
 #      glibc and libgpiod), and the arm64 package built, lintian-clean and installed in an
 #      arm64 chroot;
-#   5. deploy/test.sh: shellcheck, the Debian package (build, lintian, install / upgrade / remove /
+#   5. Tests/Image/boot-test.sh: the SD-card image (deploy/image/build-image.sh) booted in an
+#      emulated arm64 machine: first boot from the card's setup file, PANIC through gpio-sim to
+#      the modem's AT+CMGS, then power cuts (Tests/Image/power-cuts.sh runs 50);
+#   6. deploy/test.sh: shellcheck, the Debian package (build, lintian, install / upgrade / remove /
 #      purge in a bookworm chroot), the systemd unit, the udev rules, the Ansible playbook (update,
 #      health check, rollback), the configuration file against the binary.
 # Every stage runs; the script fails when any stage failed.
-#   UNWIND_SKIP_RIG=1 / UNWIND_SKIP_ARM64=1 / UNWIND_SKIP_DEPLOY=1 leave out stage 3 / 4 / 5
-#   (quicker local runs).
+#   UNWIND_SKIP_RIG=1 / UNWIND_SKIP_ARM64=1 / UNWIND_SKIP_IMAGE=1 / UNWIND_SKIP_DEPLOY=1 leave out
+#   stage 3 / 4 / 5 / 6 (quicker local runs).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
@@ -35,6 +38,11 @@ mkdir -p .build
     fi
     if [ "${UNWIND_SKIP_RIG:-0}" != 1 ]; then
         Tests/KernelRig/prepare.sh
+    fi
+    # The image's base root (mmdebstrap under qemu-user, 6-20 minutes cold) and the rig's modules.
+    if [ "${UNWIND_SKIP_IMAGE:-0}" != 1 ]; then
+        base=$(deploy/image/build-image.sh --base-only) &&
+            Tests/Image/rig-modules.sh "$base" "${UNWIND_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/unwind-image}/rig-modules"
     fi
 ) >.build/preparations.log 2>&1 &
 preparations=$!
@@ -69,6 +77,12 @@ if [ "${UNWIND_SKIP_RIG:-0}" != 1 ]; then
 fi
 if [ "${UNWIND_SKIP_ARM64:-0}" != 1 ]; then
     stage "arm64 (cross-compiled, tests under qemu-user, package)" Tests/Arm64/arm64-tests.sh
+fi
+if [ "${UNWIND_SKIP_IMAGE:-0}" != 1 ]; then
+    # The package the arm64 stage built; without that stage, the image stage builds one.
+    image_deb=()
+    for d in .build/arm64-package/unwind_*_arm64.deb; do [ -f "$d" ] && image_deb=(--deb "$d"); done
+    stage "SD-card image (booted in qemu-system-aarch64, power cuts)" Tests/Image/boot-test.sh "${image_deb[@]}"
 fi
 if [ "${UNWIND_SKIP_DEPLOY:-0}" != 1 ]; then
     stage "deployment" env UNWIND_BINARY="$PWD/.build/debug/unwind" deploy/test.sh

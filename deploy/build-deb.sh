@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # build-deb.sh -- builds the Debian package unwind_<version>_<arch>.deb from a release (the
-# executable "unwind", Swift standard library linked in statically, and its resource bundle
-# beside it, as build-release.sh makes it) and the files in deploy/. Run it on a machine of
+# executable "unwind", Swift standard library linked in statically and the shipped texts
+# compiled in, as build-release.sh makes it) and the files in deploy/. Run it on a machine of
 # the devices' architecture (a Raspberry Pi 4 or 5 for arm64); deploy/README.md has the steps.
 # The package's architecture is the executable's (its ELF header), never assumed.
 #
@@ -21,7 +21,7 @@ usage() {
 Usage: build-deb.sh [--from DIR] [--out DIR] [--version V] [--arch ARCH] [--compress xz|gzip]
                     [--maintainer "Name <address>"] [--swift-runtime DIR]
 
-  --from DIR           the release to package: DIR/unwind and DIR/unwind_UnwindDevice.resources
+  --from DIR           the release to package: DIR/unwind
                        (default: build one with build-release.sh first)
   --out DIR            where the .deb goes (default deploy/dist); prints its path at the end
   --version V          the package version (default: the first entry of deploy/debian/changelog;
@@ -68,9 +68,7 @@ if [ -z "$from" ]; then
     "$here/build-release.sh" --out "$work/release"
     from=$work/release
 fi
-bundle=unwind_UnwindDevice.resources
 if [ ! -f "$from/unwind" ] || [ ! -x "$from/unwind" ]; then die "--from $from: no executable $from/unwind"; fi
-[ -d "$from/$bundle" ] || die "--from $from: no $bundle/ beside the executable"
 
 # ---------------------------------------------------------------------------- version, arch
 
@@ -158,11 +156,8 @@ if [ "$is_elf" = 1 ] && command -v "$strip_tool" >/dev/null; then
     # As dh_strip does: no symbols beyond what linking needs, no .comment and .note sections.
     "$strip_tool" --remove-section=.comment --remove-section=.note --strip-unneeded "$pkg/usr/lib/unwind/unwind"
 fi
-cp -R "$from/$bundle" "$pkg/usr/lib/unwind/"
-find "$pkg/usr/lib/unwind/$bundle" -type d -exec chmod 0755 {} + -o -type f -exec chmod 0644 {} +
 install -m 0755 "$here/unwind-motor-off" "$pkg/usr/lib/unwind/unwind-motor-off"
-# The maintainer's commands on PATH. Bundle.module finds the resources beside the executable
-# after resolving this link.
+# The maintainer's commands on PATH.
 ln -s ../lib/unwind/unwind "$pkg/usr/bin/unwind"
 install -m 0755 "$here/unwind-setup" "$pkg/usr/sbin/unwind-setup"
 install -m 0644 "$here/unwind.service" "$pkg/usr/lib/systemd/system/unwind.service"
@@ -176,6 +171,7 @@ install -m 0644 "$here/unwind.conf" "$pkg/etc/unwind/unwind.conf"
 doc=$pkg/usr/share/doc/unwind
 install -m 0644 "$deb/copyright" "$doc/copyright"
 install -m 0644 "$here/unwind.conf" "$doc/examples/unwind.conf"
+install -m 0644 "$here/image/boot/unwind-setup.txt" "$doc/examples/unwind-setup.txt"
 cp "$here/README.md" "$doc/README.md"
 [ -f "$repo/hardware/README.md" ] && cp "$repo/hardware/README.md" "$doc/hardware.md"
 [ -f "$from/BUILD-INFO" ] && cp "$from/BUILD-INFO" "$doc/BUILD-INFO"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # build-release.sh -- builds the release that deploy/build-deb.sh packages: a directory
-# with the executable "unwind" (Swift standard library and Foundation linked in statically,
-# so the board needs no Swift runtime) and its resource bundle "unwind_UnwindDevice.resources"
-# beside it, plus BUILD-INFO. Run it on the board itself (or on any machine of the board's
+# with the executable "unwind" (Swift standard library and FoundationEssentials linked in
+# statically, so the board needs no Swift runtime; the help texts and shipped mantras are
+# compiled in), plus BUILD-INFO. Run it on the board itself (or on any machine of the board's
 # architecture with Swift 6 installed); deploy/README.md has times and sizes.
 #
 #   deploy/build-release.sh                      # -> deploy/dist/unwind-<version>-<arch>/
@@ -68,7 +68,6 @@ bin=$(cd "$repo" && swift build "${args[@]}" --show-bin-path)
 rm -rf "$out"
 mkdir -p "$out"
 cp "$bin/unwind" "$out/unwind"
-cp -R "$bin/unwind_UnwindDevice.resources" "$out/"
 if [ "$strip_binary" = 1 ] && command -v strip >/dev/null; then strip "$out/unwind"; fi
 chmod 0755 "$out/unwind"
 
@@ -80,7 +79,7 @@ size=$(du -sh "$out" | cut -f1)
     echo "swift=$(swift --version 2>/dev/null | head -n 1)"
     echo "build_seconds=$seconds"
     echo "size=$size"
-    echo "needs=libgpiod2 libi2c0 libqrencode4 libstdc++6 (Debian bookworm packages; no Swift runtime)"
+    echo "needs=libgpiod2 libi2c0 libqrencode4 libstdc++6 tzdata (Debian bookworm packages; no Swift runtime)"
 } >"$out/BUILD-INFO"
 
 # A quick check that the executable runs: two simulated seconds, help page open.

@@ -3,8 +3,9 @@
 # Idempotent: a second run installs nothing. Swift itself must already be installed.
 set -euo pipefail
 
-# strace: a test stalls `unwind backup` in its fsync and interrupts it there.
-packages=(pkg-config libgpiod-dev libi2c-dev libqrencode-dev zbar-tools strace)
+# strace: a test stalls `unwind backup` in its fsync and interrupts it there. tzdata: the device
+# reads its time zones from /usr/share/zoneinfo, and the time zone tests compare them.
+packages=(pkg-config libgpiod-dev libi2c-dev libqrencode-dev zbar-tools strace tzdata)
 
 if ! command -v swift >/dev/null 2>&1; then
     echo "dev-deps: 'swift' is not on PATH; install Swift 6 first (https://www.swift.org/install/linux/)." >&2

@@ -62,3 +62,12 @@ int unwind_open_unnamed(const char *directory, unsigned int mode) {
     return -1;
 #endif
 }
+
+int unwind_name_thread(const char *name) {
+#ifdef __linux__
+    return prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
+#else
+    (void)name;
+    return 0;
+#endif
+}

@@ -60,7 +60,7 @@ public final class DeviceAssembly {
         Self.prepareOwnedDirectories(recipe.stateDirectory, now: clock.now().wall, logger: logger)
         persistence = StatePersistence(store: store, logger: logger, writeInBackground: recipe.writeInBackground,
                                        lock: host?.lock)
-        let content = DeviceContent.directory(override: recipe.contentDirectory)
+        let content = recipe.contentDirectory
         let help = DeviceContent.helpLibrary(in: content)
         let load = { [persistence] in
             DeviceCore.starting(settings: recipe.settings, persistence: persistence, help: help, now: clock.now().wall,

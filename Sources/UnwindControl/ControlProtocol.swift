@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import UnwindCore
 
 /// The control protocol between the maintainer's `unwind` commands and the running device.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Where the control socket is: shared by the daemon that listens and the commands that ask.
 public enum ControlSocket {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import UnwindCore
 import UnwindModem
 
@@ -155,7 +159,7 @@ public enum MaintenanceEdits {
         func wrap<T>(_ name: String, _ body: () throws -> T) throws(ControlFailure) -> T {
             do { return try body() } catch {
                 let text = "\(error)"
-                throw .input("the archive's \(name) is not valid: " + (text.hasPrefix(name) ? String(text.dropFirst(name.count)).trimmingCharacters(in: CharacterSet(charactersIn: " :")) : text))
+                throw .input("the archive's \(name) is not valid: " + (text.hasPrefix(name) ? text.dropFirst(name.count).trimming { $0 == " " || $0 == ":" } : text))
             }
         }
         for name in files.keys where !StateArchive.isKnown(name) { throw .input("the archive holds \(name), not a state file") }

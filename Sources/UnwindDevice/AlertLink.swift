@@ -13,6 +13,9 @@ public protocol AlertLink: AnyObject {
     func sendText(_ text: DeviceText, at now: Moment)
     func dial(_ number: PhoneNumber, at now: Moment)
     func hangUp()
+    /// Started again while the ladder rang a contact: the call an earlier run left up is looked
+    /// for and followed (a pick-up seen, the ladder's hang-up reaching it).
+    func followCallLeftUp()
     /// Cancel these slots' alerts that have not gone yet (an alert already on the wire may still
     /// be reported sent).
     func cancelAlerts(_ slots: [Int])
@@ -131,6 +134,7 @@ public final class ModemAlertLink: AlertLink {
 
     public func dial(_ number: PhoneNumber, at now: Moment) { modem.dial(number, at: now.instant) }
     public func hangUp() { modem.hangUp() }
+    public func followCallLeftUp() { modem.followCallLeftUp() }
     public func markRepliesSeen(_ ids: [String]) { modem.markRepliesSeen(ids) }
     public func runSelfTest(at now: Moment) { modem.runSelfTest(at: now) }
     public func cancelAlerts(_ slots: [Int]) {
@@ -139,7 +143,9 @@ public final class ModemAlertLink: AlertLink {
     }
 
     public func step(at now: Moment, into updates: inout [AlertLinkUpdate]) {
-        if !resumed.isEmpty {
+        // At the first step even when empty: the core then knows what the outbox holds, and asks
+        // again for alerts it asked for before a restart that never reached the card.
+        if firstStep || !resumed.isEmpty {
             updates.append(.resumed(resumed, purpose: resumedPurpose, queuedAt: resumedQueuedAt))
             resumed = []
         }

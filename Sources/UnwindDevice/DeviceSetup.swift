@@ -10,11 +10,11 @@ extension DeviceCore {
     /// slots read (a slot that fails validation is shown as "needs attention" and logged).
     public static func starting(settings: DeviceSettings, persistence: StatePersistence,
                                 help: HelpLibrary, now: WallTime,
-                                content: String = DeviceContent.directory(),
+                                content: String? = nil,
                                 counselling: CounsellingLine = .sfuCounselling,
                                 website: String? = CounsellingLine.sfuWebsite) -> DeviceCore {
         // Loaded in this order (the log's order): statistics, mantras, reminder, check-in, monthly
-        // test, STATUS texts, escalation, breathing patterns and choice, alert slots.
+        // test, STATUS texts, escalation, breathing patterns and choice, the setup result, alert slots.
         let totals = persistence.loadTotals(now: now)
         let history = persistence.loadHistory(now: now)
         let mantras = persistence.loadMantras(now: now, seed: { DeviceContent.shippedMantras(in: content) })
@@ -25,6 +25,7 @@ extension DeviceCore {
         let escalation = persistence.loadEscalation(now: now)
         let patterns = persistence.loadPatterns(now: now)
         let choice = persistence.loadBreathingChoice(now: now)
+        let setupNotice = persistence.loadSetupResult(now: now)?.flatMap { HelpLibrary.wrap($0, columns: Screen.helpColumns) }
         let slots = AlertSlotStore.load(from: persistence.store)
         for (i, s) in slots.enumerated() {
             if case .needsAttention(let problem) = s {
@@ -38,9 +39,11 @@ extension DeviceCore {
                 persistence.logger.error("counselling.website: \(error); the QR code is not shown")
             }
         }
-        return DeviceCore(settings: settings, totals: totals, history: history, help: help, mantras: mantras,
+        var core = DeviceCore(settings: settings, totals: totals, history: history, help: help, mantras: mantras,
                           reminder: reminder, alertSlots: slots, counselling: counselling, website: website, websiteCode: code,
                           checkIn: checkIn.record, alertTest: alertTest, customPatterns: patterns, breathingChoice: choice,
                           statusTexts: statusTexts, checkInGrace: checkIn.grace, escalation: escalation)
+        core.showSetupResult(setupNotice)
+        return core
     }
 }

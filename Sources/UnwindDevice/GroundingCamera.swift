@@ -4,7 +4,11 @@ import UnwindDevices
 import Glibc
 #endif
 import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Logging
 import SystemPackage
 import UnwindCore
@@ -55,7 +59,7 @@ public struct CaptureCommand: Equatable, Sendable {
 
     /// The argument vector for one photo.
     public func arguments(writing path: String) -> [String] {
-        arguments.map { $0.replacingOccurrences(of: "{path}", with: path) }
+        arguments.map { $0.replacing("{path}", with: path) }
     }
 }
 
@@ -153,7 +157,7 @@ public final class GroundingCamera: @unchecked Sendable {
         }
         if let problem {
             failures += 1
-            let detail = output.isEmpty ? "" : "; it said: " + output.trimmingCharacters(in: .whitespacesAndNewlines)
+            let detail = output.isEmpty ? "" : "; it said: " + output.trimmingSpaces
             logger.warning("grounding capture \(index): the capture command failed (\(problem))\(detail); the capture still counts")
         }
     }

@@ -110,6 +110,15 @@ public final class StatePersistence: @unchecked Sendable {
         }
     }
 
+    /// Reads `setupResult.txt` (what the last import of the card's setup file found): missing or
+    /// empty means nothing to show; an unusable file is moved aside and nothing is shown (the
+    /// result is also on the card, in unwind-setup-result.txt).
+    public func loadSetupResult(now: WallTime) -> [String]? {
+        load(SetupResultFile.name, now: now, empty: nil, format: SetupResultFile.format) { bytes in
+            try SetupResultFile.parse(bytes)
+        }
+    }
+
     /// Reads `statusTexts.txt` (the STATUS answers and maintainer's texts sent, for their
     /// limits): missing means none; an unusable file is moved aside and the limits start afresh
     /// (at worst one answer more, never a device that does not start).

@@ -371,6 +371,12 @@ public final class GSMModem {
         calls.hangUp(dialInFlight: job == .call(.dial), &ctx)
     }
 
+    /// Started again while the ladder rang a contact: the call the earlier run left up is looked
+    /// for (`AT+CLCC`) and followed as this run's own.
+    public func followCallLeftUp() {
+        calls.lookForLeftover()
+    }
+
     /// SELECT on the counselling line: dial, or hang up when a call is on.
     public func toggleCall(_ number: PhoneNumber, at instant: Instant) {
         if call.isInCall { hangUp() } else { dial(number, at: instant) }

@@ -1,5 +1,9 @@
 #if canImport(Glibc)
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Glibc
 #endif
 import Logging
@@ -151,9 +155,7 @@ public struct HeadlessSimulation {
         // The state directory is claimed as every device claims it: beside a running device (or
         // another simulation) on the same files, each would overwrite the other's sessions.
         try? FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
-        if let moved = MaintenanceHost.setAsideIfNotPlain(stateDirectory + "/" + DaemonPresence.fileName, now: wallClockStart) {
-            logger.error("\(DaemonPresence.fileName) in \(stateDirectory) was not a plain file; moved aside as \(moved)")
-        }
+        MaintenanceHost.setAsideUnusableDotFiles(stateDirectory, now: wallClockStart, logger: logger)
         let presence = try DaemonPresence(stateDirectory: stateDirectory, socketPath: DaemonPresence.noSocket)
         defer { presence.release() }
         let device = try DeviceAssembly(board: board, recipe: recipe, alerts: { [alerts] _ in alerts }, logger: logger)
@@ -263,6 +265,26 @@ func makeDirectory(_ path: String) throws {
     }
 }
 
+/// Opens `path` to write, never through a link and only as a regular file: O_NONBLOCK, so a
+/// FIFO planted under the name is refused at once instead of waiting for a reader that never
+/// comes (the outside review: both simulators hung on one, saying nothing), then blocking again
+/// for the writes. `flags`: O_CREAT, O_TRUNC, O_APPEND as wanted.
+func openOutputFile(_ path: String, _ flags: Int32, mode: mode_t) throws -> Int32 {
+    let fd = open(path, O_WRONLY | flags | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, mode)
+    var info = stat()
+    // ENXIO: a FIFO nobody reads (open(2) for writing, non-blocking).
+    guard fd >= 0 || errno == ENXIO, fd < 0 || (fstat(fd, &info) == 0 && info.st_mode & S_IFMT == S_IFREG) else {
+        let e = errno
+        throw DeviceError(device: path, operation: "open", errno: e)
+    }
+    guard fd >= 0, fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == 0 else {
+        if fd >= 0 { Glibc.close(fd) }
+        throw DeviceError(device: path, operation: "open", errno: EINVAL,
+                          hint: "It is not a regular file (a FIFO, a device or a directory): remove it or choose another name")
+    }
+    return fd
+}
+
 /// A buffered output file for the simulator's logs (fopen/fwrite).
 final class LogFile {
     let file: UnsafeMutablePointer<FILE>
@@ -271,8 +293,7 @@ final class LogFile {
     /// `mode`: the file's mode whatever the umask (and whatever an earlier run left): what the
     /// simulator writes shows contacts' names, numbers and messages.
     init(_ path: String, mode: mode_t = 0o640) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode)
-        guard fd >= 0 else { throw DeviceError(device: path, operation: "open", errno: errno) }
+        let fd = try openOutputFile(path, O_CREAT | O_TRUNC, mode: mode)
         guard fchmod(fd, mode) == 0, let f = fdopen(fd, "w") else {
             let e = errno
             Glibc.close(fd)

@@ -109,6 +109,9 @@ public final class ScriptedAlertLink: AlertLink {
         endCall()
     }
 
+    /// The scripted network keeps no call across a restart: nothing to look for.
+    public func followCallLeftUp() {}
+
     private func endCall() {
         callEndsAt = nil
         if callActive {

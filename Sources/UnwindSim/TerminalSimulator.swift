@@ -240,14 +240,16 @@ public struct TerminalSimulator {
         // Log lines would tear the drawing: they go to a file in the state directory instead.
         try makeDirectory(stateDirectory)
         let logPath = stateDirectory + "/sim.log"
-        let logFD = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o640)
+        let logFD = try openOutputFile(logPath, O_CREAT | O_APPEND, mode: 0o640)
         // The terminal's own standard error, kept for a start-up failure: the person must see
         // why the simulator did not start, not only the log.
         let terminalError = dup(STDERR_FILENO)
         // The log names contacts (the maintainer's requests): 0640 whatever an older run left.
-        if logFD >= 0 { _ = fchmod(logFD, 0o640) }
-        guard logFD >= 0, dup2(logFD, STDERR_FILENO) >= 0 else {
-            throw DeviceError(device: logPath, operation: "open", errno: errno)
+        _ = fchmod(logFD, 0o640)
+        guard dup2(logFD, STDERR_FILENO) >= 0 else {
+            let e = errno
+            close(logFD)
+            throw DeviceError(device: logPath, operation: "open", errno: e)
         }
         close(logFD)
         do {

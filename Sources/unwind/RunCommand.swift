@@ -1,5 +1,10 @@
 import ArgumentParser
+import Glibc
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Logging
 import Synchronization
 import UnwindControl
@@ -13,6 +18,7 @@ import UnwindDevices
 /// `unwind run`: the daemon on the board's real GPIO lines and I²C display.
 struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "run",
         abstract: "Run the device daemon on the board's GPIO lines, I²C display and state directory.",
         discussion: "Stops cleanly on SIGTERM or SIGINT: the running session is saved and the motor line driven low.")
 

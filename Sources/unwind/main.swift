@@ -1,5 +1,10 @@
 import ArgumentParser
+import Glibc
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Logging
 import UnwindAssembly
 import UnwindControl
@@ -12,6 +17,10 @@ import UnwindSim
 import UnwindDevices
 
 struct Unwind: ParsableCommand {
+    // Every command here names itself (`commandName`): without it ArgumentParser derives the
+    // name from `String(describing:)` of the command's type, which the Swift runtime answers by
+    // scanning all of the executable's protocol conformances, the first time for each type;
+    // that was 15 of the 24.5 million instructions `unwind --version` ran (issue 23, callgrind).
     static let configuration = CommandConfiguration(
         commandName: "unwind",
         abstract: "Unwind, the bedside haptic breathing companion.",
@@ -27,7 +36,7 @@ struct Unwind: ParsableCommand {
         version: UnwindVersion.current,
         subcommands: [Sim.self, Run.self, StatusCommand.self, ScreenCommand.self, AlertsCommand.self, MantrasCommand.self,
                       RemindersCommand.self, StatsCommand.self, ModemCommand.self, RepliesCommand.self, HardwareCommand.self,
-                      BackupCommand.self, RestoreCommand.self, ConfigCommand.self,
+                      BackupCommand.self, RestoreCommand.self, ConfigCommand.self, SetupCommand.self,
                       PatternsCommand.self, VersionCommand.self])
 
     /// Bare `unwind`. On a board (a device configuration at /etc/unwind/unwind.conf, or the
@@ -52,6 +61,7 @@ struct Unwind: ParsableCommand {
               unwind patterns list|add     the breathing patterns
               unwind modem check|at        the GSM modem                 unwind hw test …          the hardware
               unwind backup|restore FILE   the state files               unwind config check       the configuration
+              unwind setup check|import F  the SD card's setup file
               unwind version               the release (also --version)
               unwind run                   the device itself (systemd runs it: sudo systemctl start unwind)
               unwind sim                   the whole device simulated in a terminal
@@ -90,7 +100,7 @@ struct DeviceOptions: ParsableArguments {
     @Option(help: "Length of the short motor pulses (breathe in, hold), in milliseconds (20 to 1000; default: --config's haptics.*, else 120).")
     var pulseMs: Int?
 
-    @Option(help: "Directory of the shipped help files (default: the one built with unwind).")
+    @Option(help: "A directory of help files and shipped mantras laid out as Sources/UnwindDevice/Content (default: the ones built into unwind).")
     var content: String?
 
     /// `base` (a configuration's settings, or the defaults) with what the options say on top.
@@ -118,6 +128,7 @@ struct DeviceOptions: ParsableArguments {
 
 struct Sim: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "sim",
         abstract: "Run the whole device on this computer with simulated hardware.",
         discussion: """
             Without --headless: draws the OLED in this terminal and maps keys to the buttons.
@@ -173,8 +184,8 @@ struct Sim: ParsableCommand {
         }
         if let headless {
             let text: String
-            do { text = try String(contentsOfFile: headless, encoding: .utf8) } catch {
-                throw ValidationError("cannot read the script \(headless): \(error.localizedDescription)")
+            do { text = String(decoding: try readFile(headless, limit: 1 << 20), as: UTF8.self) } catch {
+                throw ValidationError("cannot read the script: \(error.message)")
             }
             let script: ButtonScript
             do { script = try ButtonScript.parse(text) } catch { throw ValidationError("\(headless): \(error)") }
@@ -190,9 +201,12 @@ struct Sim: ParsableCommand {
                 sim.counsellingWebsite = c.counsellingWebsite
                 sim.captureCommand = c.captureCommand
             }
-            let started = Date()
+            let clock = ContinuousClock()
+            let started = clock.now
             let r = try sim.run()
-            say("simulated \(script.end.secondsString) s in \(String(format: "%.2f", Date().timeIntervalSince(started))) s: "
+            let elapsed = (clock.now - started).components
+            let took = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+            say("simulated \(script.end.secondsString) s in \(took.fixed(2)) s: "
                 + "\(r.statistics.framesRendered) frames, \(r.statistics.framesMissed) missed, "
                 + "\(r.motor.filter(\.on).count) motor pulses, \(r.bus.framesDeferred) frames held over at \(panel.busSpeedHz / 1000) kHz; "
                 + "output in \(out)/, state in \(stateDir)/")
@@ -207,7 +221,7 @@ struct Sim: ParsableCommand {
             simulator.recentLog = recent
             simulator.panelConfiguration = panel
             // Reminders in this computer's local time, unless the configuration names a zone.
-            if configuration == nil { simulator.settings.timeZone = .current }
+            if configuration == nil { simulator.settings.timeZone = .system() }
             if let c = configuration {
                 simulator.buttonTiming = c.buttonTiming
                 simulator.counselling = c.counselling

@@ -327,7 +327,7 @@ import Testing
     @Test mutating func aMonthlyTestRecordFromTheFutureDoesNotStopTheTests() throws {
         var s = DeviceSettings()
         s.panic.monthlyTest = true
-        s.timeZone = .gmt
+        s.timeZone = .utc
         self = try HelpIsComingHostileInputTests(settings: s, alertTest: AlertTestRecord(at: WallTime(secondsSinceEpoch: (1 << 40) - 1), outcome: .delivered))
         trusted(true, 0)
         run(hm(10, 0), hm(10, 0) + 5)

@@ -15,13 +15,19 @@ func utc(_ y: Int, _ m: Int, _ d: Int, _ h: Int = 0, _ mi: Int = 0, _ s: Int = 0
 
 func wall(_ t: Int64) -> WallTime { WallTime(secondsSinceEpoch: t) }
 
-let vancouver = TimeZone(identifier: "America/Vancouver")!
-let berlin = TimeZone(identifier: "Europe/Berlin")!
-let kolkata = TimeZone(identifier: "Asia/Kolkata")!
-let utcZone = TimeZone(secondsFromGMT: 0)!
+/// A zone of the system's tz database, read as the device reads it.
+func systemZone(_ name: String) -> LocalTimeZone {
+    let bytes = FileManager.default.contents(atPath: "/usr/share/zoneinfo/" + name).map { [UInt8]($0) } ?? []
+    do { return try LocalTimeZone(name: name, tzif: bytes) } catch { fatalError("\(name): \(error) (is tzdata installed?)") }
+}
+
+let vancouver = systemZone("America/Vancouver")
+let berlin = systemZone("Europe/Berlin")
+let kolkata = systemZone("Asia/Kolkata")
+let utcZone = LocalTimeZone.utc
 
 @Suite struct ReminderScheduleTests {
-    func next(_ s: ReminderSchedule, after t: Int64, _ zone: TimeZone = utcZone) -> Int64? {
+    func next(_ s: ReminderSchedule, after t: Int64, _ zone: LocalTimeZone = utcZone) -> Int64? {
         s.nextDue(after: wall(t), in: zone)?.secondsSinceEpoch
     }
 

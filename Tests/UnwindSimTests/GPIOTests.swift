@@ -193,7 +193,7 @@ private func gestures(on chip: SimulatedGPIOChip, _ buttons: SimulatedGPIOButton
 
         let logger = Logger(label: "gpio-test")
         let persistence = StatePersistence(store: try DirectoryStore(directory: dir), logger: logger, writeInBackground: false)
-        let help = DeviceContent.helpLibrary(in: DeviceContent.directory(override: nil))
+        let help = DeviceContent.helpLibrary()
         let core = DeviceCore.starting(settings: DeviceSettings(), persistence: persistence, help: help, now: time.now().wall)
         let loop = DeviceLoop(core: core, clock: time, waiter: time, buttons: buttons, motor: motor,
                               presenter: SimulatedDisplay(), persistence: persistence, logger: logger)

@@ -7,12 +7,11 @@ import UnwindRender
 
 @Suite struct HelpFileTests {
     @Test func breathingHelpShipsAndFitsTheOverlay() throws {
-        let dir = DeviceContent.directory()
-        let text = try String(contentsOfFile: dir + "/helpFiles/squareBreathing.txt", encoding: .utf8)
+        let text = try #require(DeviceContent.text("helpFiles/squareBreathing.txt"))
         #expect(!text.isEmpty)
         // Every control of the page is explained.
         for word in ["SELECT", "LEFT", "RIGHT", "PAGE", "Hold PAGE"] { #expect(text.contains(word)) }
-        let lines = DeviceContent.helpLibrary(in: dir).lines(for: .breathing)
+        let lines = DeviceContent.helpLibrary().lines(for: .breathing)
         #expect(lines.count > 5)
         #expect(lines.allSatisfy { BitmapFont.small.textWidth($0) <= 128 - 4 })
         // Plain ASCII: the files are "flat ASCII files" (spec, section 3).
@@ -27,11 +26,10 @@ import UnwindRender
         (.breathing, ["SELECT", "LEFT", "RIGHT", "PAGE", "Hold PAGE"]),
     ])
     func everyPagesHelpShipsAndFits(_ page: Page, _ words: [String]) throws {
-        let dir = DeviceContent.directory()
-        let text = try String(contentsOfFile: dir + "/helpFiles/" + page.helpFileName, encoding: .utf8)
+        let text = try #require(DeviceContent.text("helpFiles/" + page.helpFileName))
         #expect(!text.isEmpty)
         for word in words { #expect(text.contains(word), "\(page.helpFileName) does not mention \(word)") }
-        let lines = DeviceContent.helpLibrary(in: dir).lines(for: page)
+        let lines = DeviceContent.helpLibrary().lines(for: page)
         #expect(lines.count > 5)
         #expect(lines.allSatisfy { BitmapFont.small.textWidth($0) <= 128 - 4 })
         #expect(text.utf8.allSatisfy { $0 == 0x0A || (0x20...0x7E).contains($0) })

@@ -7,7 +7,7 @@ import UnwindRender
 @testable import UnwindSim
 
 @Suite struct MantraFileHeadlessTests {
-    var shipped: String { readText(DeviceContent.directory() + "/positiveAffirmations/mantras.txt") ?? "" }
+    var shipped: String { DeviceContent.text("positiveAffirmations/mantras.txt") ?? "" }
 
     @Test func theShippedListIsAboutFiftyValidMantras() throws {
         let list = try MantrasFile.parse(Array(shipped.utf8))
@@ -16,7 +16,7 @@ import UnwindRender
         #expect(list.allSatisfy { $0.count <= 160 })
         #expect(shipped.utf8.allSatisfy { $0 == 0x0A || (0x20...0x7E).contains($0) })   // plain ASCII
         #expect(Set(list).count == list.count)                              // no repeats
-        #expect(DeviceContent.shippedMantras(in: DeviceContent.directory()) == list)
+        #expect(DeviceContent.shippedMantras() == list)
     }
 
     @Test func seededOnFirstStartOnly() throws {

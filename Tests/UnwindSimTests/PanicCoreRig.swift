@@ -86,6 +86,7 @@ final class PanicCoreRig {
             case .cancelAlerts(let slots): link.cancelAlerts(slots)
             case .dial(let n): link.dial(n, at: now)
             case .hangUp: link.hangUp()
+            case .followCallLeftUp: link.followCallLeftUp()
             case .markRepliesSeen(let ids): link.markRepliesSeen(ids)
             case .save(let file, let text): saved[file] = text
             case .sendText(let t):

@@ -4,6 +4,7 @@ import UnwindControl
 import UnwindSimulatedHardware
 @testable import UnwindCore
 import UnwindDevice
+import UnwindHardware
 @testable import UnwindSim
 
 /// Reminders on a simulated wall clock, through the whole device: loop, alarm, core, motor.
@@ -11,7 +12,7 @@ import UnwindDevice
     /// 2026-05-05 21:20:00 UTC.
     static let evening = WallTime(secondsSinceEpoch: 1_778_016_000)
 
-    func run(_ script: String, reminder: String, wall: WallTime = evening, zone: TimeZone = TimeZone(secondsFromGMT: 0)!,
+    func run(_ script: String, reminder: String, wall: WallTime = evening, zone: LocalTimeZone = .utc,
              steps: [(Double, Double)] = [], synchronised: Bool = true, syncAt: Double? = nil,
              dir: String) throws -> HeadlessSimulation.Report {
         try FileManager.default.createDirectory(atPath: dir + "/state", withIntermediateDirectories: true)
@@ -126,7 +127,7 @@ import UnwindDevice
         // 2026-03-08 09:55 UTC is 01:55 PST; at 10:00 UTC the clocks jump to 03:00 PDT. A daily
         // 02:30 reminder fires as the gap ends, 300 s in.
         let r = try run("400 end\n", reminder: "daily 02:30\n", wall: WallTime(secondsSinceEpoch: 1_772_963_700),
-                        zone: TimeZone(identifier: "America/Vancouver")!, dir: dir)
+                        zone: LocalTimeZone.named("America/Vancouver")!, dir: dir)
         expectFired(r, at: 300)
     }
 

@@ -5,8 +5,9 @@ import UnwindCore
 import UnwindDevice
 import UnwindHardware
 
-/// An install without its shipped content (the resource bundle missing) must not decide the
-/// person's mantras for good: nothing is written until a start finds the shipped list.
+/// An install without its shipped content (a content directory configured that is missing)
+/// must not decide the person's mantras for good: nothing is written until a start finds the
+/// shipped list. The texts built into the executable are the files in Content/.
 @Suite struct ShippedContentTests {
     @Test func noShippedMantrasWritesNoFile() throws {
         let dir = ScratchDirectory()
@@ -23,5 +24,16 @@ import UnwindHardware
         let nowhere = ScratchDirectory().path + "/absent"
         #expect(DeviceContent.shippedMantras(in: nowhere).isEmpty)
         #expect(DeviceContent.helpLibrary(in: nowhere).lines(for: .breathing) == ["Help for this page", "is not installed."])
+    }
+
+    /// ShippedContent.swift is generated from Content/ (Content/generate-content.py): the two
+    /// agree, text for text, and a content directory laid out as Content/ reads the same.
+    @Test(arguments: Page.allCases.map { "helpFiles/" + $0.helpFileName } + ["positiveAffirmations/mantras.txt"])
+    func theBuiltInTextsAreTheFiles(_ path: String) throws {
+        let content = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Sources/UnwindDevice/Content").standardized.path
+        let file = try #require(readText(content + "/" + path), "no \(path) in \(content)")
+        #expect(DeviceContent.text(path) == file, "ShippedContent.swift is out of date: run Sources/UnwindDevice/Content/generate-content.py")
+        #expect(DeviceContent.text(path, in: content) == file)
     }
 }

@@ -2,7 +2,7 @@
 # figures.sh -- the daemon's weight on its board's architecture, beside x86_64: start-up in
 # instructions and memory, measured the same way for both (deploy/README.md has the results).
 #
-#   deploy/arm64/figures.sh [--arm64 BIN] [--sysroot DIR] [--x86-64 BIN] [--only instructions|memory]
+#   deploy/arm64/figures.sh [--arm64 BIN] [--sysroot DIR] [--x86-64 BIN] [--only instructions|memory|panic]
 #
 #   --arm64 BIN     the aarch64 release `unwind` (default: deploy/arm64/build-deb.sh's, in the
 #                   toolchain cache)
@@ -23,6 +23,15 @@
 # frames through the SSD1306 driver), the session saved, exit. The panic link is the scripted
 # one, ready at once: on a board PANIC-ready also waits for the modem's answers over the serial
 # line, which is the modem's time, not the CPU's.
+#
+# PANIC-ready (`--only panic`, also part of a full run): the device with the real modem stack,
+# `unwind sim --modem PTY` in a pseudo-terminal made by script(1) (it needs a terminal), talking
+# through the real GSMModem and AT engine to a fake modem in another process (python, below: a
+# registered SIM with a signal, answering at once); counted from exec to the first execution of
+# the readiness policy's report (`Readiness.report`, found by its symbol in the trace), which
+# logs "readiness: a PANIC can go out now". An upper bound of the daemon's: the terminal
+# simulator also draws every frame into the terminal, and the loop runs on real time, so the
+# frames drawn while the modem answers depend on how fast the emulator runs.
 #
 # Memory: ten simulated minutes (a breathing session, PANIC held at 30 s, the alerts sent), its
 # resident pages read from /proc/PID/smaps every 50 ms: the peak, and at the peak how much is
@@ -52,8 +61,8 @@ done
 for f in "$arm64_bin" "$x86_bin"; do
     [ -x "$f" ] || { echo "figures.sh: no executable $f (see --help)" >&2; exit 2; }
 done
-for t in qemu-aarch64-static qemu-x86_64-static mawk python3; do
-    command -v "$t" >/dev/null || { echo "figures.sh: needs $t (apt-get install qemu-user-static mawk python3)" >&2; exit 2; }
+for t in qemu-aarch64-static qemu-x86_64-static mawk python3 script; do
+    command -v "$t" >/dev/null || { echo "figures.sh: needs $t (apt-get install qemu-user-static mawk python3 util-linux)" >&2; exit 2; }
 done
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/unwind-figures.XXXXXX")
@@ -68,31 +77,114 @@ EOF
 
 # The sum of guest instructions over executed translation blocks (see the header).
 cat >"$work/count.awk" <<'EOF'
-/^IN:/ { inblock = 1; first = ""; n = 0; next }
+/^IN:/ { inblock = 1; first = ""; n = 0; name = substr($0, 5); next }
 inblock && /^0x[0-9a-f]+:/ { if (first == "") first = substr($1, 3, length($1) - 3); n++; next }
-inblock { if (first != "") size[first] = n; inblock = 0 }
+inblock { if (first != "") { size[first] = n; if (mark != "" && index(name, mark)) marked[first] = 1 }; inblock = 0 }
 /^Trace / { i = index($0, "["); split(substr($0, i + 1), f, "/"); pc = f[2]; sub(/^0+/, "", pc)
-            if (pc in size) insns += size[pc]; else unmatched++ }
-END { printf "%d %d\n", insns, unmatched }
+            if (pc in size) insns += size[pc]; else unmatched++
+            # The instructions before the first run of the marked function (-v mark=SYMBOL).
+            if ((pc in marked) && !seen) { seen = 1; before = insns - size[pc] } }
+END { printf "%d %d %s\n", insns, unmatched, seen ? before : "-" }
 EOF
 
-# count ARCH BIN ARGS...: guest instructions of one run, through a FIFO (the log is gigabytes).
-count() {
+# trace ARCH BIN ARGS...: runs BIN under qemu-user, its trace going to the counter through a FIFO
+# (the log is gigabytes); with SETUP set, in a terminal script(1) makes, after that shell text
+# (the counter then also notes the first run of the function whose symbol contains MARK). The
+# counter's answer: $work/count.out.
+trace() {
     local arch=$1 bin=$2
     shift 2
     local fifo=$work/log.fifo
     rm -f "$fifo"
     mkfifo -m 600 "$fifo"
-    mawk -f "$work/count.awk" "$fifo" >"$work/count.out" &
+    mawk -v mark="${MARK:-}" -f "$work/count.awk" "$fifo" >"$work/count.out" &
     local reader=$!
-    local prefix=()
-    [ "$arch" = aarch64 ] && prefix=(-L "$sysroot")
-    "qemu-$arch-static" "${prefix[@]}" -d in_asm,exec,nochain -D "$fifo" "$bin" "$@" >/dev/null 2>&1 || true
+    local guest=("qemu-$arch-static")
+    [ "$arch" = aarch64 ] && guest+=(-L "$sysroot")
+    guest+=(-d "in_asm,exec,nochain" -D "$fifo" "$bin" "$@")
+    if [ -n "${SETUP:-}" ]; then
+        script -qfec "$SETUP $(printf '%q ' "${guest[@]}")" /dev/null >/dev/null 2>&1 || true
+    else
+        "${guest[@]}" >/dev/null 2>&1 || true
+    fi
     wait "$reader"
-    local insns unmatched
-    read -r insns unmatched <"$work/count.out"
+}
+
+# count ARCH BIN ARGS...: guest instructions of one run.
+count() {
+    trace "$@"
+    local insns unmatched marked
+    read -r insns unmatched marked <"$work/count.out"
     [ "${unmatched:-1}" = 0 ] || echo "figures.sh: $unmatched blocks without a translation" >&2
     printf '%s' "$insns"
+}
+
+# A modem in another process on a pseudo-terminal: a registered SIM with a good signal, every
+# answer at once, every other command OK (no SMS is sent here).
+cat >"$work/modem.py" <<'EOF'
+import os, sys, tty
+link = sys.argv[1]
+master, slave = os.openpty()
+tty.setraw(slave)
+os.symlink(os.ttyname(slave), link)
+answers = {
+    "AT+CPIN?": ["+CPIN: READY"], "AT+CREG?": ["+CREG: 0,1"], "AT+CGREG?": ["+CGREG: 0,1"],
+    "AT+CEREG?": ["+CEREG: 0,1"], "AT+CSQ": ["+CSQ: 21,99"], "AT+COPS?": ['+COPS: 0,0,"Unwind Mobile",7'],
+    "AT+CSCA?": ['+CSCA: "+15550009999",145'], "AT+CSMS?": ["+CSMS: 0,1,1,1"],
+    'AT+CPMS="SM","SM","SM"': ["+CPMS: 0,30,0,30,0,30"],
+}
+buffer = b""
+while True:
+    try:
+        data = os.read(master, 4096)
+    except OSError:
+        break
+    buffer += data
+    while b"\r" in buffer:
+        line, buffer = buffer.split(b"\r", 1)
+        command = line.strip().decode("ascii", "replace").upper()
+        if command:
+            reply = answers.get(command, []) + ["OK"]
+            os.write(master, b"".join(b"\r\n" + r.encode() + b"\r\n" for r in reply))
+EOF
+
+# panic_ready ARCH BIN: instructions from exec to the readiness policy's first report (see the
+# header), against the fake modem; "-" when the report never ran.
+panic_ready() {
+    local arch=$1 bin=$2 state=$work/panic-state-$1 link=$work/modem-$1
+    rm -rf "$state" "$link"
+    python3 "$work/modem.py" "$link" &
+    local modem=$!
+    until [ -L "$link" ]; do sleep 0.05; done
+    # q is typed once the log says a PANIC can go out (or the guest ended, or five minutes passed).
+    rm -f "$work/guest-done"
+    {
+        local waited=0
+        until grep -qs 'a PANIC can go out now' "$state/sim.log" || [ -e "$work/guest-done" ] || [ $waited -gt 6000 ]; do
+            sleep 0.05
+            waited=$((waited + 1))
+        done
+        printf q
+        until [ -e "$work/guest-done" ] || [ $waited -gt 6200 ]; do
+            sleep 0.05
+            waited=$((waited + 1))
+        done
+    } | {
+        SETUP="stty cols 160 rows 60;" MARK=9ReadinessV6report trace "$arch" "$bin" sim --modem "$link" --state "$state"
+        touch "$work/guest-done"
+    }
+    kill "$modem" 2>/dev/null || true
+    wait "$modem" 2>/dev/null || true
+    local insns unmatched marked
+    read -r insns unmatched marked <"$work/count.out"
+    # Only when the first verdict reported was "ready" is the first report the one counted to.
+    if grep -m1 'readiness: ' "$state/sim.log" | grep -q 'a PANIC can go out now'; then
+        printf '%s' "$marked"
+    else
+        echo "figures.sh: $arch: no PANIC-ready first (see $state/sim.log):" >&2
+        grep -i 'modem\|readiness' "$state/sim.log" | head -n 5 >&2
+        printf -- -
+    fi
 }
 
 # memory ARCH BIN ARGS...: peak RSS, and its private dirty and clean parts (KiB).
@@ -161,22 +253,27 @@ EOF
 }
 
 echo "figures: $(date -u +%FT%TZ) on $(uname -m), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-8s %12s %14s %14s %14s %22s\n' arch "binary (B)" "--version" "first frame" "again" "peak RSS / dirty / clean KiB"
+printf '%-8s %12s %14s %14s %14s %16s %22s\n' arch "binary (B)" "--version" "first frame" "again" "PANIC-ready" "peak RSS / dirty / clean KiB"
 for arch in aarch64 x86_64; do
     bin=$arm64_bin
     [ "$arch" = x86_64 ] && bin=$x86_bin
     state=$work/state-$arch
     rm -rf "$state" "$work/out"
-    version=- first=- again=- rss=- dirty=- clean=-
+    version=- first=- again=- ready=- rss=- dirty=- clean=-
+    if [ "$only" = panic ]; then
+        printf '%-8s %12s %14s %14s %14s %16s %22s\n' "$arch" "$(stat -c %s "$bin")" - - - "$(panic_ready "$arch" "$bin")" -
+        continue
+    fi
     if [ "$only" != memory ]; then
         version=$(count "$arch" "$bin" --version)
         first=$(count "$arch" "$bin" sim --headless "$work/first-frame.script" --out "$work/out" --state "$state" --no-frames)
         rm -rf "$work/out"
         again=$(count "$arch" "$bin" sim --headless "$work/first-frame.script" --out "$work/out" --state "$state" --no-frames)
         rm -rf "$work/out" "$state"
+        ready=$(panic_ready "$arch" "$bin")
     fi
     if [ "$only" = instructions ]; then
-        printf '%-8s %12s %14s %14s %14s %22s\n' "$arch" "$(stat -c %s "$bin")" "$version" "$first" "$again" "-"
+        printf '%-8s %12s %14s %14s %14s %16s %22s\n' "$arch" "$(stat -c %s "$bin")" "$version" "$first" "$again" "$ready" "-"
         continue
     fi
     # Five contacts, so that PANIC journals and sends five alerts (the scripted link takes them);
@@ -187,5 +284,5 @@ for arch in aarch64 x86_64; do
             --message "Unwind: I pressed my panic button and need help. Please call me." >/dev/null
     done
     read -r rss dirty clean < <(memory "$arch" "$bin" sim --headless "$work/ten-minutes.script" --out "$work/out" --state "$state" --no-frames)
-    printf '%-8s %12s %14s %14s %14s %22s\n' "$arch" "$(stat -c %s "$bin")" "$version" "$first" "$again" "$rss / $dirty / $clean"
+    printf '%-8s %12s %14s %14s %14s %16s %22s\n' "$arch" "$(stat -c %s "$bin")" "$version" "$first" "$again" "$ready" "$rss / $dirty / $clean"
 done

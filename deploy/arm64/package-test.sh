@@ -39,6 +39,10 @@ t0=$SECONDS
 if "$here/build-deb.sh" --out "$work/debs" >"$work/build1.out" 2>&1; then
     v1=$(ls "$work"/debs/unwind_*_arm64.deb)
     version=$(dpkg-deb -f "$v1" Version)
+    # Kept for the image's boot test (Tests/Image, the next stage), so it is built once a run.
+    mkdir -p "$repo/.build/arm64-package"
+    rm -f "$repo"/.build/arm64-package/unwind_*_arm64.deb
+    cp "$v1" "$repo/.build/arm64-package/"
     ok "deploy/arm64/build-deb.sh: $(basename "$v1") ($(du -h "$v1" | cut -f1), $((SECONDS - t0)) s)"
 else
     bad "deploy/arm64/build-deb.sh" "$work/build1.out"
@@ -97,7 +101,10 @@ c=$work/c
 if [ ! -f "$tarball" ]; then
     echo "test: making the arm64 trixie chroot (mmdebstrap under emulation, once)"
     t0=$SECONDS
-    "$toolchain" run "$repo" -- mmdebstrap --quiet --variant=minbase --architectures=arm64 --format=tar \
+    # mmdebstrap needs arch-test for a foreign architecture; a toolchain made by recipe 4 lacks it.
+    "$toolchain" run "$repo" -- sh -c 'command -v arch-test >/dev/null ||
+        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends arch-test >/dev/null; }
+        exec "$@"' _ mmdebstrap --quiet --variant=minbase --architectures=arm64 --format=tar \
         --aptopt='Acquire::Check-Valid-Until "false"' --include=ca-certificates \
         trixie /build/trixie-arm64.tar "$mirror" >"$work/mmdebstrap.out" 2>&1
     if [ -s "$root/build/trixie-arm64.tar" ]; then

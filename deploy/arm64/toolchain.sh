@@ -84,7 +84,7 @@ build_cache() {
         apt-get install -y -qq --no-install-recommends \
             swiftlang libc6-dev libstdc++-15-dev pkg-config git ca-certificates \
             libgpiod-dev gpiod libi2c-dev libqrencode-dev zbar-tools strace procps file \
-            binutils-aarch64-linux-gnu mmdebstrap dpkg-dev lintian fakeroot xz-utils \
+            binutils-aarch64-linux-gnu mmdebstrap arch-test dpkg-dev lintian fakeroot xz-utils \
             libc6:arm64 libstdc++6:arm64 libgcc-s1:arm64 libgpiod3:arm64 libi2c0:arm64 \
             libqrencode4:arm64 >/dev/null
         mkdir -p /opt/arm64/debs && cd /opt/arm64/debs

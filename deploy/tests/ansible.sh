@@ -28,10 +28,9 @@
 # whose "daemon" reports DAEMON_VERSION (default VERSION).
 fake_package() {
     local v=$1 healthy=$2 dv=${3:-$1} rel=$work/fake-release-$1
-    mkdir -p "$rel/unwind_UnwindDevice.resources/Content/helpFiles"
+    mkdir -p "$rel"
     sed -e "s/@VERSION@/$v/g" -e "s/@DAEMON_VERSION@/$dv/g" -e "s/@HEALTHY@/$healthy/g" "$here/tests/ansible/fake-unwind" >"$rel/unwind"
     chmod 0755 "$rel/unwind"
-    printf 'Breathe in.\n' >"$rel/unwind_UnwindDevice.resources/Content/helpFiles/squareBreathing.txt"
     "$here/build-deb.sh" --from "$rel" --out "$work/fake-debs" --version "$v" --compress gzip 2>>"$work/fake-debs.out"
 }
 

@@ -62,11 +62,9 @@ apt_in() {
     "${a[@]}" "$@" </dev/null
 }
 
-# A release directory as build-release.sh makes it, from an executable and the resource
-# bundle beside it.
+# A release directory as build-release.sh makes it, from an executable (its texts compiled in).
 make_release() {
     local bin=$1 d=$2
     mkdir -p "$d"
     cp "$bin" "$d/unwind"
-    cp -R "$(dirname "$bin")/unwind_UnwindDevice.resources" "$d/"
 }

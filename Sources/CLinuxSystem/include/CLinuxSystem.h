@@ -20,3 +20,7 @@ int unwind_stop_signals_install(const int *signals, size_t count);
 /// value differs between architectures and is a macro Swift does not import): the descriptor,
 /// or -1 and errno (EOPNOTSUPP, EISDIR or EINVAL where the file system has no unnamed files).
 int unwind_open_unnamed(const char *directory, unsigned int mode);
+
+/// Names the calling thread (prctl PR_SET_NAME, which is variadic; at most 15 bytes are kept):
+/// what ps -L, top -H and a core dump show. 0, or -1 and errno.
+int unwind_name_thread(const char *name);

@@ -27,7 +27,7 @@ public enum BreathingConfiguration {
 
     /// A preset's name or a pattern's lengths, as `breathing.pattern` and `--pattern` take them.
     public static func pattern(_ text: String) throws(BreathingPattern.ParseProblem) -> (pattern: BreathingPattern, name: String?) {
-        let t = text.trimmingCharacters(in: .whitespaces)
+        let t = text.trimmingBlanks
         if let p = BreathingPreset.builtIn.first(where: { $0.name == t.lowercased() }) { return (p.pattern, p.name) }
         guard t.first?.isNumber == true else {
             throw .malformed("\(ConfigReader.quoted(text)) is neither a preset (\(BreathingPreset.builtIn.map(\.name).joined(separator: ", "))) nor lengths like 4,7,8,0")
@@ -127,7 +127,7 @@ public enum BreathingConfiguration {
             if text.lowercased() == "none" || text == "0" { return [] }
             var out: [Duration] = []
             for part in text.split(separator: ",", omittingEmptySubsequences: false) {
-                let t = part.trimmingCharacters(in: .whitespaces)
+                let t = part.trimmingBlanks
                 guard let ms = Int(t), (20...1000).contains(ms) else {
                     r.problem(key, "expected pulse lengths in ms (20 to 1000) separated by commas, like 120, 120, or none; got \(ConfigReader.quoted(text))")
                     return current

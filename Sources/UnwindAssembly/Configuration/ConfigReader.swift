@@ -1,5 +1,3 @@
-import Yams
-
 /// One thing wrong in the configuration file, named by its key.
 public struct ConfigProblem: Error, Equatable, CustomStringConvertible, Sendable {
     public var key: String
@@ -20,36 +18,32 @@ public struct ConfigErrors: Error, Equatable, CustomStringConvertible, Sendable 
     }
 }
 
-/// Reads typed values out of a parsed YAML document by dotted key, collecting a clear problem
+/// Reads typed values out of a parsed YAML document (YAMLDocument) by dotted key, collecting a clear problem
 /// for every wrong key instead of stopping at the first, and noticing keys nobody asked for
 /// (most often a typo).
 public final class ConfigReader {
-    let root: Node?
+    let root: YAMLNode?
     public private(set) var problems: [ConfigProblem] = []
     private var known: Set<String> = []
 
-    /// Parses YAML text with Yams; a syntax error becomes a problem with its line.
+    /// Parses YAML text with libyaml; a syntax error becomes a problem with its line.
     public init(yaml: String) {
         do {
-            root = try Yams.compose(yaml: yaml)
-        } catch let error as YamlError {
-            root = nil
-            problems.append(ConfigProblem(key: "", message: Self.syntaxProblem(error)))
+            root = try YAMLDocument.compose(yaml)
         } catch {
             root = nil
-            problems.append(ConfigProblem(key: "", message: "not valid YAML: \(error)"))
+            problems.append(ConfigProblem(key: "", message: Self.syntaxProblem(error)))
         }
-        if let root, root.mapping == nil, !(root.scalar?.string.isEmpty ?? false) {
+        if let root, root.mapping == nil, !(root.string?.isEmpty ?? false) {
             problems.append(ConfigProblem(key: "", message: "expected sections of `key: value` lines"))
         }
     }
 
-    /// Each section's keys by name, built the first time the section is read. Yams looks a key
-    /// up by walking the section's pairs: some sixty lookups into a section of 60,000 keys took
-    /// seconds.
-    private var sections: [String: [String: Node]] = [:]
+    /// Each section's keys by name, built the first time the section is read: walking the
+    /// section's pairs for each of some sixty lookups into a section of 60,000 keys took seconds.
+    private var sections: [String: [String: YAMLNode]] = [:]
 
-    private func node(_ key: String) -> Node? {
+    private func node(_ key: String) -> YAMLNode? {
         let parts = key.split(separator: ".")
         // The key and every section on the way to it are known keys.
         for i in 1...parts.count { known.insert(parts.prefix(i).joined(separator: ".")) }
@@ -63,11 +57,11 @@ public final class ConfigReader {
         return n
     }
 
-    private func keys(of m: Node.Mapping, at path: String) -> [String: Node] {
+    private func keys(of m: [(key: YAMLNode, value: YAMLNode)], at path: String) -> [String: YAMLNode] {
         if let keys = sections[path] { return keys }
-        var keys: [String: Node] = [:]
-        // Yams refuses a key given twice; should two keys still read alike, the last wins, as
-        // in Yams's own lookup.
+        var keys: [String: YAMLNode] = [:]
+        // A key given twice is refused (YAMLDocument); should two keys still read alike, the
+        // last wins.
         for (k, v) in m { if let name = k.string { keys[name] = v } }
         sections[path] = keys
         return keys
@@ -75,11 +69,11 @@ public final class ConfigReader {
 
     private func scalar(_ key: String) -> String? {
         guard let n = node(key) else { return nil }
-        guard let s = n.scalar?.string else {
+        guard case .scalar(let s, let isNull) = n.content else {
             problems.append(ConfigProblem(key: key, message: "expected a single value, not a list or section"))
             return nil
         }
-        if n.tag.rawValue == Tag.Name.null.rawValue || s == "~" || s == "null" || s.isEmpty { return nil }
+        if isNull || s == "~" || s == "null" || s.isEmpty { return nil }
         return s
     }
 
@@ -171,7 +165,7 @@ public final class ConfigReader {
         }
     }
 
-    private func walk(_ m: Node.Mapping, prefix: String, unknown: (String) -> Void) {
+    private func walk(_ m: [(key: YAMLNode, value: YAMLNode)], prefix: String, unknown: (String) -> Void) {
         for (k, v) in m {
             let name = prefix + (k.string ?? "?")
             if !known.contains(name) {
@@ -201,25 +195,20 @@ public final class ConfigReader {
         return best.0
     }
 
-    /// One line for a YAML syntax error: where, and what (libyaml's words); never the file's
-    /// text, which `Yams`'s own description quotes.
-    static func syntaxProblem(_ error: YamlError) -> String {
-        func line(_ problem: String, _ mark: Mark) -> String {
-            let what = problem.contains("Maximum nesting level") ? "nested more than 1000 levels deep" : problem
-            return "line \(mark.line), column \(mark.column): not valid YAML: \(what)"
-        }
+    /// One line for a YAML syntax error: where, and what (libyaml's words); never the file's text.
+    static func syntaxProblem(_ error: YAMLProblem) -> String {
         switch error {
-        case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _),
-             .composer(_, let problem, let mark, _):
-            return line(problem, mark)
-        case .reader(let problem, let offset, _, _):
+        case .syntax(let problem, let line, let column):
+            let what = problem.contains("Maximum nesting level") ? "nested more than 1000 levels deep" : problem
+            return "line \(line), column \(column): not valid YAML: \(what)"
+        case .reader(let problem, let offset):
             return "not valid YAML: \(problem)" + (offset.map { " (at byte \($0))" } ?? "")
-        case .duplicatedKeysInMapping(let duplicates, let context):
-            let keys = duplicates.sorted().prefix(5).map(shown).joined(separator: ", ")
-            return "line \(context.mark.line), column \(context.mark.column): the section starting here has "
+        case .duplicateKeys(let duplicates, let line, let column):
+            let keys = duplicates.prefix(5).map(shown).joined(separator: ", ")
+            return "line \(line), column \(column): the section starting here has "
                 + "\(keys) more than once; give each key once"
-        default:
-            return "not valid YAML: " + (String(describing: error).split(separator: "\n").first.map(String.init) ?? "")
+        case .memory:
+            return "not valid YAML: out of memory"
         }
     }
 }
@@ -241,7 +230,7 @@ extension ConfigReader {
     /// The text given where a section of keys belongs (`breathing: calm` for `breathing:` with
     /// `pattern: calm` under it), or nil: without this check such a line would be quietly ignored.
     public func valueInsteadOfSection(_ section: String) -> String? {
-        guard let m = root?.mapping, let n = m[Node(stringLiteral: section)], n.mapping == nil else { return nil }
-        return n.scalar?.string ?? "a list"
+        guard let n = root?.mapping?.last(where: { $0.key.string == section })?.value, n.mapping == nil else { return nil }
+        return n.string ?? "a list"
     }
 }

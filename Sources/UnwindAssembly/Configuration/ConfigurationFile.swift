@@ -107,9 +107,9 @@ public enum ConfigurationFile {
                 throw .controlCharacter(path: path, line: line, column: column, scalar: s.value)
             }
         }
-        // A byte-order mark (Windows editors write one) would be taken by libyaml, through
-        // Yams, as one column of indentation on the first line: the second top-level key
-        // would then be a syntax error.
+        // A byte-order mark (Windows editors write one) would be taken by libyaml, told the
+        // text is UTF-8, as one column of indentation on the first line: the second top-level
+        // key would then be a syntax error.
         if text.unicodeScalars.first == "\u{FEFF}" { return String(text.unicodeScalars.dropFirst()) }
         return text
     }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import UnwindDevice
 import UnwindCore
 import UnwindHardware
@@ -154,11 +158,11 @@ public struct DeviceConfiguration: Sendable {
         parseStatusTexts(r, into: &c)
 
         if let zone = r.optionalString("reminders.time_zone"), zone != "system" {
-            if let tz = TimeZone(identifier: zone) { c.settings.timeZone = tz } else {
+            if let tz = LocalTimeZone.named(zone) { c.settings.timeZone = tz } else {
                 r.problem("reminders.time_zone", "\(ConfigReader.quoted(zone)) is not a time zone name like America/Vancouver")
             }
         } else {
-            c.settings.timeZone = .current
+            c.settings.timeZone = .system()
         }
         c.settings.trustUnsynchronisedClock = r.bool("reminders.trust_unsynchronised_clock", default: false)
 
@@ -257,7 +261,7 @@ extension DeviceConfiguration {
         if let why = StatusTextSettings.nameProblem(name) { r.problem("device.name", why) } else { s.deviceName = name }
         if let text = r.optionalString("sms.status_words") {
             // One string, the words separated by commas: "ESTADO, ÉTAT".
-            let words = text.split(separator: ",").map { TextSafety.nfc($0.trimmingCharacters(in: .whitespaces)) }
+            let words = text.split(separator: ",").map { TextSafety.nfc($0.trimmingBlanks) }
             if words.count > StatusTextSettings.wordsLimit {
                 r.problem("sms.status_words", "at most \(StatusTextSettings.wordsLimit) words")
             } else if let why = words.lazy.compactMap(StatusTextSettings.wordProblem).first {

@@ -1,4 +1,3 @@
-import Foundation
 
 /// The device's behaviour: state + event + time → new state + effects. No I/O, no clock.
 public struct DeviceCore: Sendable {
@@ -42,6 +41,12 @@ public struct DeviceCore: Sendable {
         askBeforeSession()
     }
 
+    /// What the setup file's import found (`setupResult.txt`, wrapped to the screen): shown at
+    /// start until a button is pressed.
+    public mutating func showSetupResult(_ lines: [String]?) {
+        state.setupNotice = lines
+    }
+
     // MARK: Buttons
 
     mutating func handle(_ gesture: ButtonGesture, at now: Moment, effects: inout [Effect]) {
@@ -61,6 +66,14 @@ public struct DeviceCore: Sendable {
             guard case .down(let b) = gesture else { return }
             wake(effects: &effects)
             if b != .panic { return swallowPress(b) }
+        }
+        // The setup file's result stays until it has been seen: any press closes it, and the
+        // file is emptied so the next start does not show it again.
+        if state.setupNotice != nil {
+            guard case .down(let b) = gesture else { return }
+            state.setupNotice = nil
+            effects.append(.save(.setupResult, SetupResultFile.format(nil)))
+            return swallowPress(b)
         }
         // Any press on the check-in prompt is the check-in (PANIC went its own way above).
         if state.checkIn.showing {

@@ -1,4 +1,3 @@
-import Foundation
 
 /// Everything about the device's behaviour that configuration may change.
 public struct DeviceSettings: Equatable, Sendable {
@@ -14,7 +13,7 @@ public struct DeviceSettings: Equatable, Sendable {
     public var hapticLookahead: Duration
 
     /// The zone reminders and night dimming read local time in (`/etc/localtime` on the device).
-    public var timeZone: TimeZone
+    public var timeZone: LocalTimeZone
     /// Treat the wall clock as right even when nothing synchronised it: only for a board with a
     /// battery-backed real-time clock and no network. Otherwise reminders wait for NTP.
     public var trustUnsynchronisedClock: Bool
@@ -37,7 +36,7 @@ public struct DeviceSettings: Equatable, Sendable {
     public init(pattern: BreathingPattern = .box, haptics: HapticStyle = HapticStyle(),
                 checkpointInterval: Duration = .seconds(60), lockNotice: Duration = .milliseconds(2500),
                 hapticLookahead: Duration = .milliseconds(250),
-                timeZone: TimeZone = TimeZone(secondsFromGMT: 0)!, trustUnsynchronisedClock: Bool = false,
+                timeZone: LocalTimeZone = .utc, trustUnsynchronisedClock: Bool = false,
                 screen: ScreenCareSettings = ScreenCareSettings(),
                 reminderPattern: [Duration] = DeviceSettings.gentlePattern,
                 captureTick: Duration = .milliseconds(40), panic: PanicSettings = PanicSettings(),

@@ -43,6 +43,9 @@ public struct DeviceState: Equatable, Sendable {
     public var checkIn = CheckInState()
     /// STATUS by SMS and the maintainer's texts (issue 28).
     public var statusTexts = StatusTexts()
+    /// What the setup file's import found ("Ready", or the line to fix), wrapped to the screen,
+    /// until the person presses a button.
+    public var setupNotice: [String]?
     /// Buttons whose current press was used up (waking the display, closing a reminder or an
     /// overlay on the press): the rest of that press (short, long, up) means nothing.
     var swallowed: UInt8 = 0

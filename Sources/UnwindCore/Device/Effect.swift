@@ -18,6 +18,8 @@ public enum StateFile: Hashable, Sendable {
     case statusTexts
     /// `escalation.txt`: what followed the last alerts (the ladder, "I'm OK now").
     case escalation
+    /// `setupResult.txt`: the last setup import's result, emptied once the person has seen it.
+    case setupResult
 
     /// The file's name in the state directory.
     public var name: String {
@@ -33,6 +35,7 @@ public enum StateFile: Hashable, Sendable {
         case .patterns: PatternsFile.name
         case .statusTexts: StatusTextsFile.name
         case .escalation: EscalationFile.name
+        case .setupResult: SetupResultFile.name
         }
     }
 }
@@ -62,6 +65,9 @@ public enum Effect: Equatable, Sendable {
     case dial(PhoneNumber)
     /// Panic: end the call (ATH).
     case hangUp
+    /// Panic: started again while the ladder rang a contact — the call the earlier run left up
+    /// is looked for (AT+CLCC) and followed as this run's own.
+    case followCallLeftUp
     /// The person dismissed these replies: remembered in the inbox, never shown again.
     case markRepliesSeen([String])
     /// Panic: cancel these slots' alerts that have not gone yet ("I'm OK now" before they went).

@@ -1,4 +1,3 @@
-import Foundation
 
 /// The panel as the core manages it: awake or asleep, its contrast, its pixel shift.
 public struct DisplayState: Equatable, Sendable {

@@ -344,11 +344,4 @@ private extension Substring {
 private extension String {
     /// N's components may hold several values separated by commas; they read as spaces.
     var replacingOccurrencesOfComma: String { String(map { $0 == "," ? " " : $0 }) }
-
-    var trimmingSpaces: String {
-        var s = Substring(self)
-        while let f = s.first, f.isWhitespace { s.removeFirst() }
-        while let l = s.last, l.isWhitespace { s.removeLast() }
-        return String(s)
-    }
 }

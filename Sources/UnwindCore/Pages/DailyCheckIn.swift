@@ -1,4 +1,3 @@
-import Foundation
 
 /// The daily check-in ("send help if I don't check in"): each day the person confirms with one
 /// press that they are fine. The prompt appears an hour before the deadline (quietly: a press
@@ -146,6 +145,15 @@ public enum CheckInFile {
 /// Dates as days since 1970-01-01 (proleptic Gregorian), without Foundation's calendars: the
 /// core must give the same answer everywhere.
 public enum CivilDate {
+    public static let monthAbbreviations = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    /// The local day (days since 1970-01-01) and second of that day at `t` in `zone`.
+    public static func local(_ t: Int64, in zone: LocalTimeZone) -> (day: Int64, second: Int64) {
+        let local = t + zone.offset(at: t)
+        let day = (local >= 0 ? local : local - 86_399) / 86_400
+        return (day, local - day * 86_400)
+    }
+
     /// Howard Hinnant's days_from_civil.
     public static func day(year: Int64, month: Int64, day: Int64) -> Int64 {
         let y = month <= 2 ? year - 1 : year
@@ -193,7 +201,7 @@ public enum CivilDate {
 
 extension LocalClockCache {
     /// Local days since 1970-01-01 at `wall`.
-    public mutating func localDay(_ wall: WallTime, in zone: TimeZone) -> Int64 {
+    public mutating func localDay(_ wall: WallTime, in zone: LocalTimeZone) -> Int64 {
         let second = Int64(secondOfDay(wall, in: zone))
         let local = wall.secondsSinceEpoch + offset
         return (local - second) / 86_400

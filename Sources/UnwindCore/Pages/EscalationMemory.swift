@@ -85,6 +85,9 @@ extension DeviceCore {
         a.round = r.round
         a.toRing = r.toRing
         a.allClearSent = r.allClearSent
+        // The call being rung may still be up (or picked up since): the modem looks for it before
+        // anything this tick does to it.
+        if case .ringing = r.phase { effects.append(.followCallLeftUp) }
         switch r.phase {
         case .idle: a.escalation = .idle
         case .waiting(let t): a.escalation = .waiting(until: min(instant(t), now.instant + settings.panic.escalateAfter))

@@ -1,4 +1,3 @@
-import Foundation
 
 /// The mantra reminder (spec 4.6, 4.6.1), as the core sees it.
 ///

@@ -427,8 +427,11 @@ extension DeviceCore {
     /// `queuedAt`: when the newest of them was queued. Alerts queued after the episode that
     /// `escalation.txt` kept (the device died between the outbox's write and that file's) are a
     /// new episode: their ladder starts from its wait.
+    /// Called once at start, also when the outbox holds nothing: then alerts that
+    /// `escalation.txt` says were asked for and the outbox does not hold are asked for again.
     mutating func alertsResumed(_ progress: [AlertProgress], purpose: AlertPurpose = .panic, queuedAt: WallTime? = nil,
                                 at now: Moment, effects: inout [Effect]) {
+        defer { resendAlertsLostInRestart(at: now, effects: &effects) }
         guard !progress.isEmpty else { return }
         let a = state.panic.aftercare
         let stale = a.purpose != nil && queuedAt.map { q in a.startedWall.map { q.secondsSinceEpoch > $0.secondsSinceEpoch + 1 } ?? false } ?? false
@@ -452,6 +455,31 @@ extension DeviceCore {
         state.overlay = .alertStatus
         if state.panic.aftercare.purpose == nil { beginAftercare(purpose, at: now, effects: &effects) }
         pulses(at: now.instant, count: 1, on: .milliseconds(600), off: .zero, effects: &effects)
+    }
+
+    /// Alerts `escalation.txt` says were asked for (queued, sending, retrying) that the outbox
+    /// does not hold after a restart: on the device the outbox and that file are written on two
+    /// queues, and the outside review killed the device 150 ms after PANIC armed, with the file
+    /// on the card and the outbox not — every contact then showed FAILED and nobody was texted.
+    /// They are asked for again, to the number the slot still holds (never after "I'm OK now").
+    /// The price: an alert that went and left the outbox before the file said so goes once more.
+    private mutating func resendAlertsLostInRestart(at now: Moment, effects: inout [Effect]) {
+        let a = state.panic.aftercare
+        guard let purpose = a.purpose, !a.allClearSent else { return }
+        var requests: [AlertRequest] = []
+        for (i, p) in state.panic.progress.enumerated() where p.delivery == .failed(EscalationFile.lostInRestart) {
+            guard state.panic.slots.indices.contains(p.slot), case .ready(let slot) = state.panic.slots[p.slot],
+                  slot.number == p.number else { continue }
+            let alert = purpose == .checkIn ? try? AlertSlot(name: slot.name, number: slot.number, message: settings.checkIn.message) : slot
+            guard let alert else { continue }
+            requests.append(AlertRequest(slot: p.slot, alert: alert, purpose: purpose))
+            state.panic.progress[i].delivery = .queued
+        }
+        guard !requests.isEmpty else { return }
+        effects.append(.log("\(requests.count) alert(s) asked for before a restart were not in the outbox: sent again (slots \(requests.map { String($0.slot + 1) }.joined(separator: ", ")))"))
+        effects.append(.sendAlerts(requests))
+        state.panic.allSentSignalled = false
+        state.overlay = .alertStatus
     }
 
     /// The modem's news about one alert; the motor tells the outcome to someone not looking.

@@ -1,4 +1,3 @@
-import Foundation
 
 /// Days of the week, Monday first (ISO 8601 numbering, 1…7).
 public enum Weekday: Int, CaseIterable, Sendable {
@@ -120,7 +119,7 @@ public enum ReminderSchedule: Equatable, Sendable {
 
     /// The first instant strictly after `after` at which the reminder is due, in `zone`; nil for
     /// `never`. Pure: the same inputs always give the same answer.
-    public func nextDue(after: WallTime, in zone: TimeZone) -> WallTime? {
+    public func nextDue(after: WallTime, in zone: LocalTimeZone) -> WallTime? {
         nextDue(after: after, rules: ZoneRules(zone))
     }
 
@@ -161,14 +160,14 @@ public enum ReminderSchedule: Equatable, Sendable {
 }
 
 /// A time zone's offsets, as a function of the instant (seconds since the epoch → seconds east
-/// of UTC). Tests may give any function; the device gives its TimeZone.
+/// of UTC). Tests may give any function; the device gives its time zone.
 struct ZoneRules {
     let offset: (Int64) -> Int64
 
     init(offset: @escaping (Int64) -> Int64) { self.offset = offset }
 
-    init(_ zone: TimeZone) {
-        offset = { Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval($0)))) }
+    init(_ zone: LocalTimeZone) {
+        offset = { zone.offset(at: $0) }
     }
 
     func local(_ t: Int64) -> Int64 { t + offset(t) }
@@ -305,16 +304,13 @@ public struct LocalClockCache: Sendable, Equatable {
     public init() {}
 
     /// Seconds since local midnight at `wall`.
-    public mutating func secondOfDay(_ wall: WallTime, in zone: TimeZone) -> Int {
+    public mutating func secondOfDay(_ wall: WallTime, in zone: LocalTimeZone) -> Int {
         let t = wall.secondsSinceEpoch
         if t < validFrom || t >= validUntil {
-            let date = Date(timeIntervalSince1970: TimeInterval(t))
-            offset = Int64(zone.secondsFromGMT(for: date))
+            offset = zone.offset(at: t)
             validFrom = t
             var until = t + 86_400
-            if let next = zone.nextDaylightSavingTimeTransition(after: date) {
-                until = min(until, Int64(next.timeIntervalSince1970.rounded(.down)))
-            }
+            if let next = zone.nextChange(after: t) { until = min(until, next) }
             validUntil = max(until, t + 1)
         }
         return Int(floorMod(t + offset, 86_400))

@@ -1,4 +1,3 @@
-import Foundation
 
 /// Asking the device by SMS (issue 28): a contact in one of the alert slots texts STATUS and is
 /// told whether a PANIC would go out now; the maintainer, when one is configured, is texted when
@@ -382,7 +381,7 @@ extension StatusTextSettings {
     public func isStatusRequest(_ text: String) -> Bool {
         // Far longer than any word: not one (and a flood of long texts costs no folding).
         guard text.utf8.count <= 64 else { return false }
-        let word = text.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+        let word = text.trimmingSpaces.lowercased()
         if word == "status" { return true }
         return statusWords.contains { $0.lowercased() == word }
     }
@@ -397,7 +396,7 @@ public enum StatusAnswer {
     /// `limit`: the characters one SMS holds (160, or 70 in UCS-2); what else is wrong is left
     /// out to fit it, and, with `cut`, the rest cut at it.
     public static func text(name: String, readiness: AlertReadiness?, notReadySince: WallTime?, signal: Int?,
-                            lastTest: AlertTestRecord?, problems: [DeviceProblem], now: WallTime, zone: TimeZone,
+                            lastTest: AlertTestRecord?, problems: [DeviceProblem], now: WallTime, zone: LocalTimeZone,
                             limit: Int = AlertSlot.messageLimit, cut: Bool = true) -> String {
         var head = "\(name): "
         if let r = readiness {
@@ -457,7 +456,7 @@ public enum StatusAnswer {
     }
 
     /// "14:05" today, "2 Mar 14:05" before.
-    static func clockText(_ t: WallTime, now: WallTime, zone: TimeZone) -> String {
+    static func clockText(_ t: WallTime, now: WallTime, zone: LocalTimeZone) -> String {
         let local = localSeconds(t, zone), today = localSeconds(now, zone)
         let minute = Int(floorMod(local, 86_400) / 60)
         let hm = "\(minute / 60 < 10 ? "0" : "")\(minute / 60):\(minute % 60 < 10 ? "0" : "")\(minute % 60)"
@@ -466,14 +465,13 @@ public enum StatusAnswer {
     }
 
     /// "2 Mar".
-    static func dateText(_ t: WallTime, zone: TimeZone) -> String {
+    static func dateText(_ t: WallTime, zone: LocalTimeZone) -> String {
         let (_, month, day) = civilDate(days: floorDiv(localSeconds(t, zone), 86_400))
-        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-        return "\(day) \(months[month - 1])"
+        return "\(day) \(CivilDate.monthAbbreviations[month - 1])"
     }
 
-    static func localSeconds(_ t: WallTime, _ zone: TimeZone) -> Int64 {
-        t.secondsSinceEpoch + Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(t.secondsSinceEpoch))))
+    static func localSeconds(_ t: WallTime, _ zone: LocalTimeZone) -> Int64 {
+        t.secondsSinceEpoch + zone.offset(at: t.secondsSinceEpoch)
     }
 
     static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 { (a - floorMod(a, b)) / b }
@@ -495,7 +493,7 @@ public enum StatusAnswer {
 
     /// The maintainer's text about a problem, or its end.
     public static func maintainerText(name: String, problem: DeviceProblem, since: WallTime?, recovered: Bool,
-                                      now: WallTime, zone: TimeZone) -> String {
+                                      now: WallTime, zone: LocalTimeZone) -> String {
         if recovered { return "\(name) is fine again: \(problem.fixedWords)." }
         var s = "\(name) needs attention: \(problem.words)"
         if let since { s += " since " + clockText(since, now: now, zone: zone) }

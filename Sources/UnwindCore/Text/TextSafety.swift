@@ -1,4 +1,4 @@
-import Foundation
+@_spi(_Unicode) import Swift
 
 /// Text that came from outside — the modem, a file, the control socket, a command line — on
 /// its way to a person: what a terminal must never receive raw, what a name or a message may
@@ -58,9 +58,11 @@ public enum TextSafety {
     /// name or a message is stored and sent in this form, so the same words always make the
     /// same bytes (and an accent GSM-7 has does not push a text message into UCS-2).
     public static func nfc(_ text: String) -> String {
-        // Pure ASCII is already NFC: the common case costs no Foundation call.
+        // Pure ASCII is already NFC: the common case costs no normalisation.
         if text.utf8.allSatisfy({ $0 < 0x80 }) { return text }
-        return text.precomposedStringWithCanonicalMapping
+        // The standard library's own normaliser (what Foundation's
+        // precomposedStringWithCanonicalMapping needs ICU for on Linux).
+        return String(decoding: text._nfcCodeUnits, as: UTF8.self)
     }
 
     /// The offset of the first byte of `bytes` that does not belong to valid UTF-8; nil when
@@ -85,5 +87,23 @@ public enum TextSafety {
     /// equivalence, so it cannot tell the two forms apart).
     public static func isNFC(_ text: String) -> Bool {
         text.unicodeScalars.elementsEqual(nfc(text).unicodeScalars)
+    }
+}
+
+extension StringProtocol {
+    /// Without the characters at either end that `edge` says go.
+    public func trimming(_ edge: (Character) -> Bool) -> String {
+        var s = Substring(self)
+        while let f = s.first, edge(f) { s.removeFirst() }
+        while let l = s.last, edge(l) { s.removeLast() }
+        return String(s)
+    }
+
+    /// Without the white space (spaces, tabs, line breaks) at either end.
+    public var trimmingSpaces: String { trimming { $0.isWhitespace } }
+
+    /// Without the spaces and tabs at either end; line breaks stay (Foundation's `.whitespaces`).
+    public var trimmingBlanks: String {
+        trimming { $0 == "\t" || $0.unicodeScalars.allSatisfy { $0.properties.generalCategory == .spaceSeparator } }
     }
 }

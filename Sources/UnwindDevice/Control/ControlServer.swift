@@ -1,7 +1,11 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Logging
 import SystemPackage
 import UnwindControl
@@ -69,8 +73,8 @@ protocol ControlHandling: AnyObject {
 public final class ControlServer {
     public let path: String
     public let stateDirectory: String
-    /// The shipped content, for `unwind mantras reset`.
-    public let contentDirectory: String
+    /// The shipped content's directory, for `unwind mantras reset` (nil: the built-in texts).
+    public let contentDirectory: String?
     public let startedAt: WallTime
     let logger: Logger
     public let deadlines: Deadlines
@@ -118,7 +122,7 @@ public final class ControlServer {
         self.path = path
         self.deadlines = deadlines
         self.stateDirectory = stateDirectory
-        self.contentDirectory = DeviceContent.directory(override: contentDirectory)
+        self.contentDirectory = contentDirectory
         self.logger = logger
         self.startedAt = now
         scratch = [UInt8](repeating: 0, count: 64 * 1024)
@@ -161,9 +165,10 @@ public final class ControlServer {
     /// as `bind` would refuse it. It is bound through /proc/self/fd so that the private
     /// directory's longer name does not shorten the longest `path` a socket can have.
     private static func listen(on listener: Int32, at path: String, logger: Logger) throws(ControlFailure) {
-        let directory = (path as NSString).deletingLastPathComponent
+        let file = FilePath(path)
+        let directory = file.removingLastComponent().string
         let parent = directory.isEmpty ? "." : directory
-        var template = Array((parent + "/." + (path as NSString).lastPathComponent + ".XXXXXX").utf8CString)
+        var template = Array((parent + "/." + (file.lastComponent?.string ?? path) + ".XXXXXX").utf8CString)
         let made = template.withUnsafeMutableBufferPointer { buffer -> String? in
             guard let base = buffer.baseAddress, let made = mkdtemp(base) else { return nil }
             return String(cString: made)

@@ -1,7 +1,11 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import UnwindControl
 import UnwindCore
 import Logging
@@ -101,7 +105,7 @@ final class MaintainerDesk: ControlHandling {
 
         case .resetMantras:
             let shipped = DeviceContent.shippedMantras(in: server.contentDirectory)
-            guard !shipped.isEmpty else { throw .failed("the shipped mantras cannot be read from \(server.contentDirectory)") }
+            guard !shipped.isEmpty else { throw .failed("the shipped mantras cannot be read from \(server.contentDirectory ?? "the executable")") }
             let before = persistence.writesAsked
             device.maintain(.setMantras(shipped, current: 0))
             return afterWrites(before, now, "the \(shipped.count) shipped mantras are back; the person's own were replaced")

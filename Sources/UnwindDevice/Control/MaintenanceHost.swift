@@ -1,5 +1,13 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Logging
+import SystemPackage
 import UnwindControl
 import UnwindCore
 
@@ -30,13 +38,7 @@ public final class MaintenanceHost {
     /// - Parameter controlDeadlines: the device's unless a test shortens them to watch them act.
     public init(stateDirectory: String, socketPath: String, contentDirectory: String? = nil, logger: Logger,
                 now: WallTime, recentLog: RecentLog? = nil, controlDeadlines: ControlServer.Deadlines = .device) throws(ControlFailure) {
-        // The device must start whatever was planted under its own dot-files: a link, a
-        // directory or a second name there is moved aside (renaming never follows it).
-        for name in [DaemonPresence.fileName, StateLock.fileName] {
-            if let moved = Self.setAsideIfNotPlain(stateDirectory + "/" + name, now: now) {
-                logger.error("\(name) in \(stateDirectory) was not a plain file; moved aside as \(moved)")
-            }
-        }
+        Self.setAsideUnusableDotFiles(stateDirectory, now: now, logger: logger)
         presence = try DaemonPresence(stateDirectory: stateDirectory, socketPath: socketPath)
         do {
             server = try ControlServer(path: socketPath, stateDirectory: stateDirectory, contentDirectory: contentDirectory,
@@ -74,12 +76,26 @@ public final class MaintenanceHost {
         presence.release()
     }
 
+    /// The device must start whatever was planted under its own dot-files (`.daemon`, `.lock`):
+    /// a link, a directory, a second name, or a file it may not read and write (mode 000: it
+    /// refused to start on such a `.daemon`, and never saved a thing behind such a `.lock`) is
+    /// moved aside (renaming never follows a link) and the file made anew.
+    public static func setAsideUnusableDotFiles(_ stateDirectory: String, now: WallTime, logger: Logger) {
+        for name in [DaemonPresence.fileName, StateLock.fileName] {
+            if let moved = setAsideIfNotPlain(stateDirectory + "/" + name, now: now) {
+                logger.error("\(name) in \(stateDirectory) was not a plain file this device may read and write; moved aside as \(moved)")
+            }
+        }
+    }
+
     /// `lstat`, and `rename` to `<path>.corrupt-<time>` when it is anything but a regular file
-    /// with one name; the new name, or nil when nothing was moved.
-    public static func setAsideIfNotPlain(_ path: String, now: WallTime) -> String? {
+    /// with one name that this process may read and write; the new name, or nil when nothing was
+    /// moved.
+    private static func setAsideIfNotPlain(_ path: String, now: WallTime) -> String? {
         var info = stat()
-        guard lstat(path, &info) == 0, info.st_mode & S_IFMT != S_IFREG || info.st_nlink != 1 else { return nil }
+        guard lstat(path, &info) == 0,
+              info.st_mode & S_IFMT != S_IFREG || info.st_nlink != 1 || access(path, R_OK | W_OK) != 0 else { return nil }
         let aside = "\(path).corrupt-\(now.secondsSinceEpoch)"
-        return rename(path, aside) == 0 ? (aside as NSString).lastPathComponent : nil
+        return rename(path, aside) == 0 ? FilePath(aside).lastComponent?.string : nil
     }
 }

@@ -2,7 +2,11 @@
 import Glibc
 #endif
 import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Synchronization
 import UnwindControl
 

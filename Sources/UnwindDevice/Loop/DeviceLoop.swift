@@ -269,6 +269,7 @@ public final class DeviceLoop {
                 }
             case .dial(let number): alerts?.dial(number, at: clock.now())
             case .hangUp: alerts?.hangUp()
+            case .followCallLeftUp: alerts?.followCallLeftUp()
             case .markRepliesSeen(let ids): alerts?.markRepliesSeen(ids)
             case .cancelAlerts(let slots): alerts?.cancelAlerts(slots)
             case .log(let line): logger.notice("\(line)")

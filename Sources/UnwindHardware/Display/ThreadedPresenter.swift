@@ -1,4 +1,3 @@
-import Foundation
 import Logging
 import UnwindCore
 import UnwindDevices
@@ -9,7 +8,7 @@ import UnwindDevices
 public final class ThreadedPresenter: FramePresenter, @unchecked Sendable {
     let panel: DisplayPanel
     let logger: Logger
-    let condition = NSCondition()
+    let condition = ThreadCondition()
     var pending: Framebuffer
     var hasPending = false
     var stopping = false
@@ -26,9 +25,7 @@ public final class ThreadedPresenter: FramePresenter, @unchecked Sendable {
         // thread's first look at it was a fatal error — on a terminal, Swift's backtracer then
         // waited 30 s for a key, which looked like a hang in exit. No cycle: the presenter
         // keeps no reference to its thread.
-        let t = Thread { self.work() }
-        t.name = "unwind.display"
-        t.start()
+        startThread(name: "unwind.display") { self.work() }
     }
 
     public var droppedFrames: Int {

@@ -13,7 +13,7 @@ import UnwindCore
 /// (then ringing and answered cannot be told apart, as before). Once answered, a list without
 /// the call means the other end hung up, even if its NO CARRIER was lost.
 struct Calls {
-    enum Job: Equatable { case dial, hangUp, listCalls }
+    enum Job: Equatable { case dial, hangUp, listCalls, leftover }
     enum Request: Equatable { case dial(PhoneNumber, since: Instant), hangUp }
 
     let timeouts: ModemTimeouts
@@ -26,7 +26,34 @@ struct Calls {
     private(set) var nextPoll: Instant?
     static let pollEvery: Duration = .seconds(1)
 
+    /// A call an earlier run left up is to be looked for (`lookForLeftover`).
+    private var leftoverUnchecked = false
+
     init(timeouts: ModemTimeouts) { self.timeouts = timeouts }
+
+    /// The device started again while the ladder rang a contact (the core asks): the next call
+    /// command is `AT+CLCC`, and a call of this device's found up is followed as this run's own —
+    /// a contact who picks up is seen, and the ladder's hang-up reaches the call. The outside
+    /// review killed the device while it rang a contact: after the restart the contact picked up
+    /// and was not seen, the next contacts were rung regardless, and no ATH went to the call.
+    mutating func lookForLeftover() { leftoverUnchecked = true }
+
+    private mutating func leftoverCompleted(_ r: ATResponse, _ ctx: inout PolicyContext) {
+        guard r.outcome.isOK, let (listed, number) = Self.ownCall(in: r.lines) else { return }
+        switch (state, request) {
+        case (.idle, nil):
+            set(listed == .active ? .answered(number) : .active(number), &ctx)
+            nextPoll = ctx.now + Self.pollEvery
+        case (.dialling, .dial(let next, let since)?):
+            // The ring time ran out while the device was off: the call left up is hung up before
+            // the next contact is dialled.
+            following = (next, since)
+            request = .hangUp
+            set(.hangingUp, &ctx)
+        default:
+            break
+        }
+    }
 
     /// A dial that waits for the modem fails visibly then.
     var deadline: Instant? {
@@ -35,7 +62,7 @@ struct Calls {
     }
 
     /// Something to put on the line now.
-    func hasWork(at now: Instant) -> Bool { request != nil || nextPoll.map { now >= $0 } ?? false }
+    func hasWork(at now: Instant) -> Bool { leftoverUnchecked || request != nil || nextPoll.map { now >= $0 } ?? false }
 
     mutating func dial(_ number: PhoneNumber, at instant: Instant, _ ctx: inout PolicyContext) {
         if state == .hangingUp {
@@ -80,6 +107,10 @@ struct Calls {
 
     /// In the ready modem's turn, before heals and alerts: a person is waiting on it.
     mutating func next(at now: Instant) -> (ATRequest, Job)? {
+        if leftoverUnchecked {
+            leftoverUnchecked = false
+            return (ATRequest(.listCalls, timeout: timeouts.command), .leftover)
+        }
         if request == nil, let due = nextPoll, now >= due, state.isAnswerable {
             nextPoll = nil
             return (ATRequest(.listCalls, timeout: timeouts.command), .listCalls)
@@ -97,6 +128,7 @@ struct Calls {
         case .dial: dialCompleted(r, &ctx)
         case .hangUp: hangUpCompleted(r, &ctx)
         case .listCalls: listCompleted(r, &ctx)
+        case .leftover: leftoverCompleted(r, &ctx)
         }
     }
 
@@ -130,20 +162,40 @@ struct Calls {
     /// out of range, quotes, garbage) leaves that line out; nil: no such call listed.
     static func voiceCall(in lines: [String]) -> ListedCall? {
         var found: ListedCall?
-        for line in lines where line.hasPrefix("+CLCC:") {
-            let f = line.dropFirst(6).split(separator: ",", maxSplits: 5, omittingEmptySubsequences: false)
-            guard f.count >= 5 else { continue }
-            func small(_ s: Substring) -> Int? {
-                let t = String(s).trimmingSpaces
-                guard (1...3).contains(t.utf8.count), t.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
-                return Int(t)
-            }
-            guard small(f[0]) != nil, small(f[1]) == 0, let stat = small(f[2]), stat <= 5, small(f[3]) == 0,
-                  let mpty = small(f[4]), mpty <= 1 else { continue }
-            if stat == 0 { return .active }
-            if stat <= 3 { found = .notYetActive }
+        for line in lines {
+            guard let (listed, _) = listed(line) else { continue }
+            if listed == .active { return .active }
+            found = .notYetActive
         }
         return found
+    }
+
+    /// The device's own voice call and the number it called (`<number>`, quoted), for a call an
+    /// earlier run left up; nil without a number that is one.
+    static func ownCall(in lines: [String]) -> (ListedCall, PhoneNumber)? {
+        for line in lines {
+            guard let (listed, rest) = listed(line), let rest else { continue }
+            let quoted = rest.split(separator: "\"", omittingEmptySubsequences: false)
+            guard quoted.count >= 3, String(quoted[0]).trimmingSpaces.isEmpty, let number = try? PhoneNumber(String(quoted[1])) else { continue }
+            return (listed, number)
+        }
+        return nil
+    }
+
+    /// One `+CLCC` line of a voice call this device made (dir 0, mode 0), stat 0 to 3, and the
+    /// fields after `<mpty>`; nil for any other line.
+    private static func listed(_ line: String) -> (ListedCall, Substring?)? {
+        guard line.hasPrefix("+CLCC:") else { return nil }
+        let f = line.dropFirst(6).split(separator: ",", maxSplits: 5, omittingEmptySubsequences: false)
+        guard f.count >= 5 else { return nil }
+        func small(_ s: Substring) -> Int? {
+            let t = String(s).trimmingSpaces
+            guard (1...3).contains(t.utf8.count), t.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+            return Int(t)
+        }
+        guard small(f[0]) != nil, small(f[1]) == 0, let stat = small(f[2]), stat <= 3, small(f[3]) == 0,
+              let mpty = small(f[4]), mpty <= 1 else { return nil }
+        return (stat == 0 ? .active : .notYetActive, f.count == 6 ? f[5] : nil)
     }
 
     private mutating func dialCompleted(_ r: ATResponse, _ ctx: inout PolicyContext) {

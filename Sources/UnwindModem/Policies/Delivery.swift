@@ -66,6 +66,13 @@ struct Delivery {
         /// A notice: sent only when nothing else waits, dropped at `expiresAt`.
         var notice = false
         var expiresAt: Instant?
+        /// The highest part whose PDU was (or may have been) written: a part beyond it has never
+        /// been on the wire, so sending it is no copy of anything.
+        var partsWritten = 0
+        /// The next part has never been written: it goes as a first attempt does, even while
+        /// another PDU's answer may still come (the outside review: a two-part alert whose first
+        /// part was in doubt held its second part for another contact's 60 s window).
+        var nextPartNeverWritten: Bool { entry.partsSent >= partsWritten }
     }
 
     /// A notice not sent by then after it was asked for is dropped.
@@ -134,6 +141,8 @@ struct Delivery {
             t.lastProblem = .unassignedNumber(entry.alert.number)
         }
         if t.entry.partsSent >= t.pdus.count && !t.pdus.isEmpty { t.entry.partsSent = 0 }  // never trust a count beyond the parts
+        // The part after the accepted ones may have been on the wire when the device stopped.
+        t.partsWritten = t.entry.partsSent + (t.mayHaveGone && t.entry.partsSent < t.pdus.count ? 1 : 0)
         tracked.append(t)
     }
 
@@ -215,6 +224,7 @@ struct Delivery {
             }
             // A repeat of the previous reference is dropped on a first attempt only: a modem
             // that always answers the same reference then costs one resend, not forever.
+            tracked[k].partsWritten = max(tracked[k].partsWritten, part + 1)
             let request = ATRequest(.submit(tracked[k].pdus[part]), timeout: wait,
                                     promptTimeout: promptWait, staleReference: first ? lastSubmitReference : nil)
             return (request, .submit(id, part: part + 1))
@@ -254,7 +264,7 @@ struct Delivery {
             // A notice behind an alert is due when the alert is done, not before.
             if t.notice && held { continue }
             var due = t.inAttempt || heldUntil == nil ? t.nextAttempt : max(t.nextAttempt, heldUntil ?? t.nextAttempt)
-            if !t.inAttempt, t.entry.attempts > 0, let doubt { due = max(due, doubt) }
+            if !t.inAttempt, t.entry.attempts > 0, !t.nextPartNeverWritten, let doubt { due = max(due, doubt) }
             if t.notice, let doubt { due = max(due, doubt) }
             if d == nil || due < d! { d = due }
         }
@@ -292,8 +302,8 @@ struct Delivery {
             }
             // An attempt again waits while any PDU's answer may still come: its own answer would
             // be one more that cannot be told apart (and a late answer to it could make it one
-            // more copy). First attempts go at once.
-            if t.entry.attempts > 0 && !open.isEmpty { continue }
+            // more copy). First attempts go at once, and so does a part never written.
+            if t.entry.attempts > 0 && !open.isEmpty && !t.nextPartNeverWritten { continue }
             if let b = best, tracked[b].entry.attempts <= t.entry.attempts { continue }
             best = k
         }
@@ -522,6 +532,10 @@ struct Delivery {
         } else if t.cancelRequested {
             finishCancel(k, &ctx)
         } else {
+            // A part in doubt that turned out to have gone (its status report, or the answers
+            // counted): the parts after it have never been written and go now, not after the
+            // wait a resend would have.
+            if !t.inAttempt && tracked[k].nextPartNeverWritten { tracked[k].nextAttempt = min(tracked[k].nextAttempt, ctx.now) }
             persist(k, &ctx)
         }
     }

@@ -23,6 +23,8 @@ public enum Screen {
             DailyCheckInScreen.draw(state.checkIn, into: &fb)
         } else if state.reminders.isShowing {
             ReminderScreen.draw(state, at: now, into: &fb)
+        } else if let notice = state.setupNotice {
+            drawHelp(notice, scroll: 0, into: &fb)
         } else {
             switch state.overlay {
             case .help(let scroll): drawHelp(state.help.lines(for: state.page), scroll: scroll, into: &fb)

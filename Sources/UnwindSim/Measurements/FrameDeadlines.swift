@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Dispatch
 import Glibc
 import Logging
 import Synchronization
@@ -28,9 +33,9 @@ public struct FrameDeadlineCost: CustomStringConvertible {
     public var missedPerThousand: Double { count == 0 ? 0 : Double(framesMissed) * 1000 / Double(count) }
 
     public var description: String {
-        "\(what): \(count) in \(String(format: "%.1f", seconds)) s, \(framesDrawn) frames drawn, \(framesMissed) missed"
-            + (count > 0 ? " (\(String(format: "%.1f", missedPerThousand)) per 1,000)"
-                : " (\(String(format: "%.1f", Double(framesMissed) * 60 / max(seconds, 1))) a minute)")
+        "\(what): \(count) in \(seconds.fixed(1)) s, \(framesDrawn) frames drawn, \(framesMissed) missed"
+            + (count > 0 ? " (\(missedPerThousand.fixed(1)) per 1,000)"
+                : " (\((Double(framesMissed) * 60 / max(seconds, 1)).fixed(1)) a minute)")
     }
 }
 
@@ -39,7 +44,6 @@ public final class FrameDeadlineRig: @unchecked Sendable {
     let modemSim: ModemSimulator
     let buttons: InjectedButtons
     let device: DeviceAssembly
-    private var thread: Thread?
     private let stopped = DispatchSemaphore(value: 0)
     private let stop = ManagedFlag()
     /// PANIC is held this long to arm (the device's 1.5 s would make 1,000 presses take 25 min).
@@ -47,7 +51,7 @@ public final class FrameDeadlineRig: @unchecked Sendable {
 
     /// `outboxAtOnce`: the outbox written on the loop's thread, as before issue 26 (for comparison).
     public init(outboxAtOnce: Bool = false) throws {
-        directory = NSTemporaryDirectory() + "unwind-frame-deadlines-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        directory = FileManager.default.temporaryDirectory.path + "/unwind-frame-deadlines-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         for k in 1...AlertSlotFile.slotCount {
             let slot = try AlertSlot(name: "Contact \(k)", number: "+1555010000\(k)", message: "Panic alert \(k): please call me now.")
@@ -77,13 +81,10 @@ public final class FrameDeadlineRig: @unchecked Sendable {
 
     /// The loop on its own thread, as in the daemon.
     func start() {
-        let t = Thread { [self] in
+        startThread(name: "unwind.loop") { [self] in
             device.loop.run(until: { stop.isSet })
             stopped.signal()
         }
-        t.stackSize = 1 << 20
-        t.start()
-        thread = t
     }
 
     /// Stops the loop and returns its counters (read once its thread is done with them).

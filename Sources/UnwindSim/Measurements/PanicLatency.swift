@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Glibc
 import Logging
 import UnwindSimulatedHardware
@@ -21,7 +25,7 @@ public func measurePanicLatency(alerts count: Int = 5, baud: Int = 115_200, dire
     sim.start()
     defer { sim.stop() }
 
-    let dir = directory ?? NSTemporaryDirectory() + "unwind-panic-latency-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    let dir = directory ?? FileManager.default.temporaryDirectory.path + "/unwind-panic-latency-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
     defer { if directory == nil { try? FileManager.default.removeItem(atPath: dir) } }
     var logger = Logger(label: "unwind.bench.modem")
     logger.logLevel = .warning

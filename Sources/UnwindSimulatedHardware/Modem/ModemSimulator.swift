@@ -1,5 +1,4 @@
 import CLinuxSystem
-import Foundation
 import Glibc
 import Synchronization
 import UnwindCore
@@ -112,7 +111,7 @@ public final class ModemSimulator: SimulatedModem, Sendable {
     /// Runs on its own thread until `stop`.
     public func start() {
         guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let t = Thread { [self] in
+        startThread(name: "unwind.modem") { [self] in
             while running.load(ordering: .acquiring) {
                 let now = monotonicNow()
                 let (fd, next) = state.withLock { core -> (Int32, Instant?) in
@@ -125,7 +124,6 @@ public final class ModemSimulator: SimulatedModem, Sendable {
                 if fd >= 0 { _ = poll(&p, 1, timeout) } else { usleep(UInt32(timeout) * 1000) }
             }
         }
-        t.start()
     }
 
     /// Ends the thread (it notices within 5 ms).

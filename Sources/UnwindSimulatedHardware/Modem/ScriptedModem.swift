@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import UnwindCore
 
 /// The simulated modem itself: what a healthy SIM800/SIM7600 (or the script's broken one) says

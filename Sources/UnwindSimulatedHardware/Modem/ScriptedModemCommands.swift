@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import UnwindCore
 
 /// The command lines the simulated modem knows, answered as a healthy SIM800/SIM7600 would
@@ -35,7 +39,7 @@ extension ScriptedModem {
                 send(["+CPIN: READY", "OK"], at: now)
             }
         case _ where upper.hasPrefix("AT+CPIN=") && script.simPIN != nil:
-            let given = String(text.dropFirst("AT+CPIN=".count)).replacingOccurrences(of: "\"", with: "")
+            let given = String(text.dropFirst("AT+CPIN=".count)).replacing("\"", with: "")
             if wrongPINs < 3 && given == script.simPIN {
                 simUnlocked = true
                 ok(now)

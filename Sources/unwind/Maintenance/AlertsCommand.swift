@@ -1,5 +1,10 @@
 import ArgumentParser
+import Glibc
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import UnwindControl
 import UnwindCore
 import UnwindDevice
@@ -17,7 +22,7 @@ struct AlertsCommand: ParsableCommand {
         subcommands: [List.self, Show.self, SetSlot.self, Clear.self, Test.self, ImportVCard.self])
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the five slots.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List the five slots.")
         @OptionGroup var options: MaintenanceOptions
 
         func run() throws {
@@ -37,7 +42,7 @@ struct AlertsCommand: ParsableCommand {
     }
 
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show one slot, with how its message will travel.")
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "Show one slot, with how its message will travel.")
         @OptionGroup var options: MaintenanceOptions
         @Argument(help: "The slot, 1 to 5.") var slot: Int
 
@@ -84,7 +89,7 @@ struct AlertsCommand: ParsableCommand {
     }
 
     struct Clear: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Empty a slot (it can no longer be sent).")
+        static let configuration = CommandConfiguration(commandName: "clear", abstract: "Empty a slot (it can no longer be sent).")
         @OptionGroup var options: MaintenanceOptions
         @Argument(help: "The slot, 1 to 5.") var slot: Int
 
@@ -96,6 +101,7 @@ struct AlertsCommand: ParsableCommand {
 
     struct Test: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "test",
             abstract: "Send a slot's message, marked \"[TEST] \", through the device's modem, and report the outcome.",
             discussion: """
                 Needs the running device (only it talks to the modem). The message must leave room for the 7 \

@@ -1,5 +1,10 @@
 import ArgumentParser
+import Glibc
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Logging
 import UnwindAssembly
 import UnwindControl
@@ -22,6 +27,7 @@ struct HardwareCommand: ParsableCommand {
 
     struct Test: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "test",
             abstract: "Test one part: motor | display | buttons.",
             discussion: """
                 motor: three 0.3 s pulses (through the running device, which owns the line; or directly when \

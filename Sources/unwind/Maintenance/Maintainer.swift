@@ -1,7 +1,11 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import UnwindDevice
 import UnwindControl
 import UnwindCore
@@ -115,13 +119,14 @@ public struct Maintainer {
 /// gets its name), so the service user can still read them.
 public struct OfflineState {
     public let store: DirectoryStore
-    public let contentDirectory: String
+    /// The shipped content's directory (nil: the built-in texts).
+    public let contentDirectory: String?
 
     public init(stateDirectory: String, contentDirectory: String? = nil) throws(ControlFailure) {
         do { store = try DirectoryStore(directory: stateDirectory, ownership: .directoryOwner) } catch {
             throw .failed("cannot use the state directory: \(error)")
         }
-        self.contentDirectory = DeviceContent.directory(override: contentDirectory)
+        self.contentDirectory = contentDirectory
     }
 
     /// What was moved aside on the way, said with the answer.
@@ -156,7 +161,7 @@ public struct OfflineState {
 
         case .resetMantras:
             let shipped = DeviceContent.shippedMantras(in: contentDirectory)
-            guard !shipped.isEmpty else { throw .failed("the shipped mantras cannot be read from \(contentDirectory)") }
+            guard !shipped.isEmpty else { throw .failed("the shipped mantras cannot be read from \(contentDirectory ?? "the executable")") }
             try write(MantrasFile.name, MantrasFile.format(shipped))
             return withMantras(.done("the \(shipped.count) shipped mantras are back; the person's own were replaced"), shipped, current: 1)
 
@@ -365,7 +370,7 @@ public enum StateBackupReader {
             files[TotalTimeFile.name] = try read(TotalTimeFile.name) ?? Array(TotalTimeFile.format(.zero).utf8)
             files[SessionHistoryFile.name] = try read(SessionHistoryFile.name) ?? []
             files[MantrasFile.name] = try read(MantrasFile.name)
-                ?? Array(MantrasFile.format(DeviceContent.shippedMantras(in: DeviceContent.directory(override: contentDirectory))).utf8)
+                ?? Array(MantrasFile.format(DeviceContent.shippedMantras(in: contentDirectory)).utf8)
             files[RemindersFile.name] = try read(RemindersFile.name) ?? Array(RemindersFile.format(.never).utf8)
             for name in AlertSlotFile.names { files[name] = try read(name) ?? [] }
             // Only when there are: an archive without them keeps the device's own at a restore.

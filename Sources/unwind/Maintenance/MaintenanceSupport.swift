@@ -1,6 +1,11 @@
 import ArgumentParser
 import CLinuxSystem
+import Glibc
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import SystemPackage
 import UnwindAssembly
 import UnwindControl
@@ -64,7 +69,16 @@ func say(_ line: String, terminator: String = "\n") {
 
 /// One line on standard error, escaped as `say` does.
 func writeError(_ line: String) {
-    FileHandle.standardError.write(Data((TextSafety.escaped(line) + "\n").utf8))
+    var text = TextSafety.escaped(line) + "\n"
+    text.withUTF8 { bytes in
+        var done = 0
+        while done < bytes.count {
+            let n = Glibc.write(2, bytes.baseAddress! + done, bytes.count - done)
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return }
+            done += n
+        }
+    }
 }
 
 /// A number of seconds as a person types one: digits, at most one decimal point. Swift's
@@ -85,12 +99,25 @@ func clockText(_ seconds: Int64) -> String {
     return h > 0 ? "\(h):\(two(m)):\(two(s))" : "\(two(m)):\(two(s))"
 }
 
-func localTimeText(_ t: Int64, zone: TimeZone = .current) -> String {
-    let f = DateFormatter()
-    f.locale = Locale(identifier: "en_GB")
-    f.timeZone = zone
-    f.dateFormat = "EEE d MMM yyyy HH:mm"
-    return f.string(from: Date(timeIntervalSince1970: TimeInterval(t)))
+/// The board's time zone, read once.
+let boardZone = LocalTimeZone.system()
+
+/// "Fri 27 Nov 2026 05:07", in `zone`.
+func localTimeText(_ t: Int64, zone: LocalTimeZone = boardZone) -> String {
+    let (day, second) = CivilDate.local(t, in: zone)
+    let c = CivilDate.civil(ofDay: day)
+    func two(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }
+    return "\(Weekday.of(localDay: day).name.prefix(3)) \(c.day) \(CivilDate.monthAbbreviations[Int(c.month) - 1]) \(c.year) "
+        + "\(two(second / 3600)):\(two(second / 60 % 60))"
+}
+
+/// RFC 3339's internet date-time in `zone`: 2026-11-27T05:07:00Z, 2026-11-26T21:07:00-08:00.
+func internetTimeText(_ t: Int64, zone: LocalTimeZone) -> String {
+    let (day, second) = CivilDate.local(t, in: zone)
+    let offset = zone.offset(at: t)
+    func two(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }
+    let zoneText = offset == 0 ? "Z" : (offset < 0 ? "-" : "+") + two(abs(offset) / 3600) + ":" + two(abs(offset) / 60 % 60)
+    return CivilDate.text(ofDay: day) + "T" + two(second / 3600) + ":" + two(second / 60 % 60) + ":" + two(second % 60) + zoneText
 }
 
 // MARK: - Files
@@ -165,11 +192,11 @@ func writeFile(_ path: String, _ bytes: [UInt8], replace: Bool) throws(ControlFa
 func confirm(_ question: String, yes: Bool) throws(ControlFailure) {
     if yes { return }
     guard isatty(STDIN_FILENO) == 1 else {
-        throw .input("\(question.trimmingCharacters(in: CharacterSet(charactersIn: "?"))): needs confirmation; add --yes")
+        throw .input("\(question.trimming { $0 == "?" }): needs confirmation; add --yes")
     }
     say(question + " [y/N] ", terminator: "")
     fflush(nil)
-    let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+    let answer = readLine()?.trimmingBlanks.lowercased() ?? ""
     guard answer == "y" || answer == "yes" else { throw .failed("not confirmed; nothing changed") }
 }
 

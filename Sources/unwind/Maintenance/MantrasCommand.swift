@@ -1,5 +1,10 @@
 import ArgumentParser
+import Glibc
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import UnwindControl
 import UnwindCore
 import UnwindDevice
@@ -17,7 +22,7 @@ struct MantrasCommand: ParsableCommand {
         subcommands: [List.self, Add.self, Delete.self, Reset.self])
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the mantras, numbered.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List the mantras, numbered.")
         @OptionGroup var options: MaintenanceOptions
 
         func run() throws {
@@ -36,7 +41,7 @@ struct MantrasCommand: ParsableCommand {
     }
 
     struct Add: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add a mantra at the end; the device shows it at once.")
+        static let configuration = CommandConfiguration(commandName: "add", abstract: "Add a mantra at the end; the device shows it at once.")
         @OptionGroup var options: MaintenanceOptions
         @Argument(help: "The mantra (quote it: unwind mantras add \"I am safe.\").") var text: String
 
@@ -49,6 +54,7 @@ struct MantrasCommand: ParsableCommand {
 
     struct Delete: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "delete",
             abstract: "Delete mantra N (as 'unwind mantras list' numbers them).",
             discussion: "If the list changed on the device meanwhile (the person deleted one), nothing is deleted and you are told.")
         @OptionGroup var options: MaintenanceOptions
@@ -63,7 +69,7 @@ struct MantrasCommand: ParsableCommand {
     }
 
     struct Reset: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Replace the person's list with the shipped mantras (asks first).")
+        static let configuration = CommandConfiguration(commandName: "reset", abstract: "Replace the person's list with the shipped mantras (asks first).")
         @OptionGroup var options: MaintenanceOptions
         @Flag(help: "Do not ask.") var yes = false
 
@@ -84,7 +90,7 @@ struct RemindersCommand: ParsableCommand {
         subcommands: [Show.self, SetReminder.self])
 
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show the reminder and when it comes next.")
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "Show the reminder and when it comes next.")
         @OptionGroup var options: MaintenanceOptions
 
         func run() throws {
@@ -94,11 +100,11 @@ struct RemindersCommand: ParsableCommand {
             say("reminder: \(RemindersFile.line(schedule)) — \(Self.words(schedule))")
             guard schedule != .never else { return }
             if try m.runningDeviceSocket() != nil, let s = try? m.ask(.status).status {
-                say(s.nextReminder.map { "next: \(localTimeText($0, zone: c.settings.timeZone)) (\(c.settings.timeZone.identifier))" }
+                say(s.nextReminder.map { "next: \(localTimeText($0, zone: c.settings.timeZone)) (\(c.settings.timeZone.name))" }
                     ?? "next: when the device's clock is synchronised")
             } else if let next = schedule.nextDue(after: WallTime(secondsSinceEpoch: Int64(Date().timeIntervalSince1970)),
                                                    in: c.settings.timeZone) {
-                say("next: \(localTimeText(next.secondsSinceEpoch, zone: c.settings.timeZone)) (\(c.settings.timeZone.identifier); the device is not running)")
+                say("next: \(localTimeText(next.secondsSinceEpoch, zone: c.settings.timeZone)) (\(c.settings.timeZone.name); the device is not running)")
             }
         }
 

@@ -1,5 +1,10 @@
 import ArgumentParser
+import Glibc
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import UnwindAssembly
 import UnwindControl
 import UnwindCore
@@ -15,6 +20,7 @@ struct ModemCommand: ParsableCommand {
 
     struct Check: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "check",
             abstract: "Run the modem's start-up sequence again and report each step (SIM, registration, signal, operator).",
             discussion: "The steps run between the device's own work; an alert waiting to go is always sent first.")
         @OptionGroup var options: MaintenanceOptions
@@ -69,6 +75,7 @@ struct ConfigCommand: ParsableCommand {
 
     struct Check: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "check",
             abstract: "Check the configuration file and say exactly what is wrong (every wrong key, one per line).")
         @OptionGroup var options: MaintenanceOptions
 
@@ -93,7 +100,7 @@ struct ConfigCommand: ParsableCommand {
             say("  modem:           \(c.modem.serial.path) at \(c.modem.serial.baud) baud")
             let p = c.settings.pattern
             say("  breathing:       \(c.settings.breathing.patternName.map { "\($0) (\(p.text))" } ?? p.text), sessions \(SessionLength.label(c.settings.breathing.sessionMinutes))\(c.settings.breathing.checkIn ? ", check-in before and after" : "")")
-            say("  time zone:       \(c.settings.timeZone.identifier)")
+            say("  time zone:       \(c.settings.timeZone.name)")
         }
     }
 }

@@ -1,5 +1,10 @@
 import ArgumentParser
+import Glibc
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import UnwindControl
 import UnwindCore
 import UnwindDevice
@@ -20,7 +25,7 @@ struct PatternsCommand: ParsableCommand {
         subcommands: [List.self, Add.self, Remove.self])
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the patterns, the shipped ones first.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List the patterns, the shipped ones first.")
         @OptionGroup var options: MaintenanceOptions
 
         func run() throws {
@@ -60,6 +65,7 @@ struct PatternsCommand: ParsableCommand {
 
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "add",
             abstract: "Add a pattern of your own; the device offers it at once.",
             discussion: "Examples: unwind patterns add evening 4,2,8,0 — unwind patterns add slowing 4,0,6,0 from 11 over 180")
         @OptionGroup var options: MaintenanceOptions
@@ -76,7 +82,7 @@ struct PatternsCommand: ParsableCommand {
     }
 
     struct Remove: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove a pattern of your own (a shipped one cannot be).")
+        static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove a pattern of your own (a shipped one cannot be).")
         @OptionGroup var options: MaintenanceOptions
         @Argument(help: "Its name.") var name: String
 

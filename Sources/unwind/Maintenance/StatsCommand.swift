@@ -1,5 +1,10 @@
 import ArgumentParser
+import Glibc
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import UnwindControl
 import UnwindCore
 import UnwindDevice
@@ -83,13 +88,10 @@ struct StatsCommand: ParsableCommand {
         return out
     }
 
-    static func csv(_ history: [SessionRecord], zone: TimeZone) -> String {
-        let f = ISO8601DateFormatter()
-        f.timeZone = zone
-        f.formatOptions = [.withInternetDateTime]
+    static func csv(_ history: [SessionRecord], zone: LocalTimeZone) -> String {
         var out = "start,start_unix,seconds,pattern,anxiety_before,anxiety_after,change\n"
         for r in history {
-            let start = f.string(from: Date(timeIntervalSince1970: TimeInterval(r.started.secondsSinceEpoch)))
+            let start = internetTimeText(r.started.secondsSinceEpoch, zone: zone)
             out += "\(start),\(r.started.secondsSinceEpoch),\(r.seconds),\(r.pattern ?? ""),"
                 + "\(r.before.map(String.init) ?? ""),\(r.after.map(String.init) ?? ""),\(r.change.map(String.init) ?? "")\n"
         }

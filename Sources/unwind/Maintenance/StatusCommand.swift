@@ -2,7 +2,11 @@
 import Glibc
 #endif
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import UnwindControl
 import UnwindCore
 import UnwindDevice

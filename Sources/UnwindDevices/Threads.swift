@@ -1,0 +1,59 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import CLinuxSystem
+
+// A thread of its own and a condition to wait on, on POSIX threads: what Foundation's Thread
+// and NSCondition gave, without the whole of Foundation (and its ICU) in the executable.
+// Work that must never wait for a pool (the display's writes, a simulated modem's line)
+// runs on such a thread, not on Dispatch's.
+
+/// Runs `body` on a new detached thread named `name` (at most 15 bytes show in ps and top).
+public func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
+    final class Start {
+        let name: String
+        let body: @Sendable () -> Void
+        init(name: String, body: @escaping @Sendable () -> Void) {
+            self.name = name
+            self.body = body
+        }
+    }
+    let start = Unmanaged.passRetained(Start(name: name, body: body)).toOpaque()
+    var thread = pthread_t()
+    let r = pthread_create(&thread, nil, { argument in
+        let start = Unmanaged<Start>.fromOpaque(argument!).takeRetainedValue()
+        _ = unwind_name_thread(start.name)
+        start.body()
+        return nil
+    }, start)
+    // Only a machine out of threads or memory refuses, and the device cannot run without it.
+    precondition(r == 0, "cannot start the thread \(name): error \(r)")
+    pthread_detach(thread)
+}
+
+/// A lock with a condition to wait for, as NSCondition: `wait` is called with the lock held.
+public final class ThreadCondition: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+
+    public init() {
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(condition, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    public func lock() { pthread_mutex_lock(mutex) }
+    public func unlock() { pthread_mutex_unlock(mutex) }
+    /// Releases the lock until `signal`, then holds it again (spurious wake-ups included: wait
+    /// in a loop on the condition itself).
+    public func wait() { pthread_cond_wait(condition, mutex) }
+    public func signal() { pthread_cond_signal(condition) }
+}

@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# build-image.sh -- the Unwind SD-card image for a Raspberry Pi 3, 4 or Zero 2 W (arm64), from
+# Debian's archive alone, without a loop device or a mount:
+#
+#   deploy/image/build-image.sh                  # -> deploy/dist/unwind-<version>-arm64.img
+#   deploy/image/build-image.sh --deb FILE       # with this arm64 package (default: built by
+#                                                #   deploy/arm64/build-deb.sh)
+#   deploy/image/build-image.sh --out FILE --setup FILE --config FILE --overlay DIR ...
+#
+# The card (MBR, three partitions):
+#   1. UNWIND-BOOT, FAT32, 256 MiB: the Pi's firmware (Debian's raspi-firmware), the kernel and
+#      its initramfs (linux-image-arm64), the device trees of the Pi 3, 4 and Zero 2 W with I2C1
+#      at 400 kHz, cmdline.txt, config.txt; and what a person edits on a laptop: the setup file
+#      (unwind-setup.txt), the configuration (unwind.conf, read at the first boot) and README.txt.
+#      Mounted read-only; written only while a setup file is imported.
+#   2. unwind-root, ext4, read-only: Debian 13 (trixie) with systemd, the unwind package and its
+#      units. Logs and the rest of what a running system writes are in memory (tmpfs).
+#   3. unwind-data, ext4 with its journal: /data/state (the state directory, bound on
+#      /var/lib/unwind), /data/etc-unwind (/etc/unwind), /data/system (SSH host key and
+#      authorized_keys, the Wi-Fi network).
+#
+# --base-only makes (or finds) the cached base root and prints its path.
+# --overlay DIR lays DIR's files over the root (the boot test's rig); --setup and --config put
+# that setup file and configuration on the boot partition instead of the blank template and the
+# package's default. The root file system without Unwind (mmdebstrap, every package's scripts
+# run under qemu-user) is cached in ${UNWIND_IMAGE_CACHE:-~/.cache/unwind-image}; cold about
+# 6-10 minutes, warm about 2 (the unwind package installed, the partitions made).
+# Needs root (chroot) and binfmt_misc; installs what it needs from Debian when it is missing.
+# shellcheck disable=SC2016 # the hooks' and chroots' scripts expand in their own shells
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+mirror=${UNWIND_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+cache=${UNWIND_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/unwind-image}
+# Bump when the base's package list or its making changes: a cache made by another recipe is
+# made again.
+recipe=1
+suite=trixie
+base_packages=systemd-sysv,udev,kmod,dbus,linux-image-arm64,raspi-firmware,e2fsprogs,dosfstools,iproute2,ifupdown,openssh-server,wpasupplicant,firmware-brcm80211,gpiod,libgpiod3,libi2c0,libqrencode4,adduser,i2c-tools,procps,libstdc++6,zstd
+
+log() { printf 'build-image: %s\n' "$*" >&2; }
+die() { printf 'build-image: error: %s\n' "$*" >&2; exit 1; }
+
+deb=
+out=
+setup=$here/boot/unwind-setup.txt
+config=$repo/deploy/unwind.conf
+overlays=()
+base_only=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --deb) deb=${2:?--deb needs a file}; shift 2 ;;
+        --out) out=${2:?--out needs a file}; shift 2 ;;
+        --setup) setup=${2:?--setup needs a file}; shift 2 ;;
+        --config) config=${2:?--config needs a file}; shift 2 ;;
+        --overlay) overlays+=("${2:?--overlay needs a directory}"); shift 2 ;;
+        --base-only) base_only=1; shift ;;
+        -h | --help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) die "unknown option $1 (see --help)" ;;
+    esac
+done
+[ "$(id -u)" -eq 0 ] || die "needs root (chroot, file ownership in the image)"
+[ -f "$setup" ] || die "no setup file $setup"
+[ -f "$config" ] || die "no configuration $config"
+
+host_packages=(mmdebstrap arch-test qemu-user-static binfmt-support dosfstools mtools fdisk e2fsprogs device-tree-compiler xz-utils)
+missing=()
+for p in "${host_packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    log "installing ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+[ -e /proc/sys/fs/binfmt_misc/register ] || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
+[ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ] || update-binfmts --enable qemu-aarch64 >/dev/null 2>&1 || true
+[ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ] || die "qemu-aarch64 is not registered with binfmt_misc"
+
+work=$(mktemp -d "${TMPDIR:-/var/tmp}/unwind-image.XXXXXX")
+trap 'rm -rf --one-file-system "$work"' EXIT
+t0=$SECONDS
+
+# --- the package ---------------------------------------------------------------------------
+if [ -z "$deb" ] && [ "$base_only" = 0 ]; then
+    log "building the arm64 package (deploy/arm64/build-deb.sh)"
+    "$repo/deploy/arm64/build-deb.sh" --out "$work/deb" >&2
+    deb=$(ls "$work"/deb/unwind_*_arm64.deb)
+fi
+
+# --- the base root, cached --------------------------------------------------------------------
+base=$cache/base-$suite-arm64-r$recipe.tar
+mkdir -p "$cache"
+exec 9>"$cache/.lock"
+flock 9
+if [ ! -s "$base" ]; then
+    log "making the base root ($suite arm64, mmdebstrap under qemu-user; some minutes)"
+    t1=$SECONDS
+    # /boot/firmware exists before the kernel's install, so raspi-firmware's hooks copy the
+    # kernel, its initramfs and the device trees there (they are the boot partition's).
+    mmdebstrap --quiet --variant=minbase --architectures=arm64 --components=main,non-free-firmware \
+        --aptopt='Acquire::Check-Valid-Until "false"' \
+        --include="$base_packages" \
+        --setup-hook='mkdir -p "$1/boot/firmware"' \
+        "$suite" "$base.new" "$mirror" >&2 || die "mmdebstrap failed"
+    mv "$base.new" "$base"
+    log "base root made in $((SECONDS - t1)) s ($(du -h "$base" | cut -f1))"
+fi
+flock -u 9
+if [ "$base_only" = 1 ]; then
+    echo "$base"
+    exit 0
+fi
+[ "$(dpkg-deb -f "$deb" Architecture)" = arm64 ] || die "$deb is not an arm64 package"
+version=$(dpkg-deb -f "$deb" Version)
+[ -n "$out" ] || out=$repo/deploy/dist/unwind-$version-arm64.img
+mkdir -p "$(dirname "$out")"
+
+# --- the root: base + unwind + the image's own files ----------------------------------------
+root=$work/root
+mkdir -p "$root"
+tar -C "$root" -xf "$base"
+cp "$deb" "$root/tmp/unwind.deb"
+# shellcheck disable=SC2016 # the script runs in the chroot
+unshare --mount --propagation private bash -ec '
+    r=$1
+    mount -t proc proc "$r/proc"
+    mount --rbind /dev "$r/dev"
+    mount -t tmpfs tmpfs "$r/run"
+    cp /etc/resolv.conf "$r/etc/resolv.conf"
+    chroot "$r" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive sh -ec "
+        # With its dependencies from the archive, as on a board (apt install ./unwind.deb).
+        apt-get -o Acquire::Check-Valid-Until=false update -qq
+        apt-get install -y -qq --no-install-recommends /tmp/unwind.deb >/dev/null
+        rm /tmp/unwind.deb
+        # The maintainer who logs in over SSH (when the setup file gives a key): in group unwind,
+        # so the unwind commands reach the device; no password.
+        useradd --create-home --groups unwind --shell /bin/bash maintainer
+        passwd --lock maintainer >/dev/null
+        # Every device makes its own SSH host key, on /data (sshd_config.d/unwind-image.conf).
+        rm -f /etc/ssh/ssh_host_*
+        # An empty machine-id: systemd makes one in memory at each boot of a read-only root.
+        : >/etc/machine-id
+        rm -f /var/lib/dbus/machine-id
+    "
+' _ "$root"
+for src in "$here/root" "${overlays[@]}"; do
+    cp -a --no-preserve=ownership "$src/." "$root/"
+done
+chroot "$root" systemctl enable unwind-data.service unwind-firstboot.service unwind-wifi.service systemd-networkd.service >/dev/null 2>&1
+chroot "$root" systemctl enable unwind.service ssh.service >/dev/null 2>&1
+chroot "$root" systemctl mask systemd-timesyncd.service apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer >/dev/null 2>&1 || true
+install -d -m 0755 "$root/data"
+# A kernel update (the fleet's, with the root remounted read-write) regenerates cmdline.txt
+# from this.
+printf 'ROOTPART=LABEL=unwind-root\nCONSOLES="tty0"\n' >"$root/etc/default/raspi-firmware"
+# Nothing left that only building needed.
+: >"$root/etc/resolv.conf"
+rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/* "$root"/var/log/* "$root"/tmp/*
+
+# --- the boot partition's files ----------------------------------------------------------------
+boot=$work/boot
+mkdir -p "$boot"
+cp -a "$root/boot/firmware/." "$boot/"
+rm -rf "${root:?}"/boot/firmware/*
+[ -n "$(ls "$boot"/vmlinuz-* 2>/dev/null)" ] || die "raspi-firmware put no kernel in /boot/firmware"
+# I2C1 (header pins 3 and 5) at 400 kHz: the 30 fps square needs it (hardware/README.md). The
+# upstream device trees Debian ships have no dtparam for it, so the property is set in each.
+for dtb in bcm2837-rpi-3-b.dtb bcm2837-rpi-3-b-plus.dtb bcm2837-rpi-3-a-plus.dtb bcm2711-rpi-4-b.dtb bcm2837-rpi-zero-2-w.dtb; do
+    [ -f "$boot/$dtb" ] || continue
+    # I2C1 is the BSC1 controller at 0x7e804000 on every one of these SoCs (some trees name it
+    # in /aliases, some do not).
+    node=$(fdtget "$boot/$dtb" /aliases i2c1 2>/dev/null) || node=/soc/i2c@7e804000
+    fdtget "$boot/$dtb" "$node" compatible >/dev/null 2>&1 || die "$dtb has no I2C1 node ($node)"
+    fdtput -t i "$boot/$dtb" "$node" clock-frequency 400000
+    fdtput -t s "$boot/$dtb" "$node" status okay
+done
+# The root read-only from the start (fsck checks it before it is used), by its label, so the
+# card's layout, not the slot's name, decides; no serial console: the header UART may be the
+# modem's (unwind-setup --modem-on-uart).
+echo "console=tty0 root=LABEL=unwind-root ro rootfstype=ext4 fsck.repair=yes net.ifnames=0 cma=64M rootwait" >"$boot/cmdline.txt"
+cp "$setup" "$boot/unwind-setup.txt"
+cp "$config" "$boot/unwind.conf"
+cp "$here/boot/README.txt" "$boot/README.txt"
+
+# --- the data partition's files ---------------------------------------------------------------
+data=$work/data
+uid=$(chroot "$root" id -u unwind)
+gid=$(chroot "$root" id -g unwind)
+install -d -o 0 -g 0 -m 0755 "$data" "$data/system"
+install -d -o "$uid" -g "$gid" -m 0750 "$data/state"
+install -d -o 0 -g "$gid" -m 0750 "$data/etc-unwind"
+
+# --- the partitions and the card ---------------------------------------------------------------
+boot_mib=256
+data_mib=128
+root_mib=$(( $(du -s -B1M "$root" | cut -f1) * 12 / 10 + 64 ))
+mkfs.vfat -F 32 -n UNWIND-BOOT -C "$work/boot.vfat" $((boot_mib * 1024)) >/dev/null
+mcopy -s -Q -i "$work/boot.vfat" "$boot"/* ::/
+mkfs.ext4 -q -L unwind-root -d "$root" -E root_owner=0:0 "$work/root.ext4" "${root_mib}M"
+mkfs.ext4 -q -L unwind-data -d "$data" -E root_owner=0:0 "$work/data.ext4" "${data_mib}M"
+start1=4
+start2=$((start1 + boot_mib))
+start3=$((start2 + root_mib))
+total=$((start3 + data_mib))
+rm -f "$out"
+truncate -s "${total}M" "$out"
+sfdisk --quiet "$out" <<EOF
+label: dos
+start=${start1}MiB, size=${boot_mib}MiB, type=c, bootable
+start=${start2}MiB, size=${root_mib}MiB, type=83
+start=${start3}MiB, size=${data_mib}MiB, type=83
+EOF
+dd if="$work/boot.vfat" of="$out" bs=1M seek=$start1 conv=notrunc,sparse status=none
+dd if="$work/root.ext4" of="$out" bs=1M seek=$start2 conv=notrunc,sparse status=none
+dd if="$work/data.ext4" of="$out" bs=1M seek=$start3 conv=notrunc,sparse status=none
+# The kernel and initramfs beside the image, for an emulated boot (Tests/Image).
+kernel=$(find "$boot" -maxdepth 1 -name "vmlinuz-*" -printf "%f\n" | sort -V | tail -n 1)
+cp "$boot/$kernel" "${out%.img}.vmlinuz"
+cp "$boot/initrd.img-${kernel#vmlinuz-}" "${out%.img}.initrd"
+log "$out: ${total} MiB (boot ${boot_mib}, root ${root_mib}, data ${data_mib}), $(du -h "$out" | cut -f1) on disk; kernel ${kernel#vmlinuz-}; made in $((SECONDS - t0)) s"
+echo "$out"
