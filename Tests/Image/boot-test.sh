@@ -175,7 +175,7 @@ fi
 checks_of first
 check "frames were drawn on the bus" grep -qE "^Loop: +[1-9][0-9]* frames" <<<"$status"
 check "the setup file's result names line 10 (contact 3's number)" grep -aq "UNWIND-SETUP .*line 10" "$work/first.console"
-sleep 0 # the modem's log is written as the network takes each submit
+
 wait_console first "UNWIND-PROBE done" 300 >/dev/null
 n1=$(grep -c '^CMGS +447700900123 ' "$work/modem.log")
 n2=$(grep -c '^CMGS 6045550100 ' "$work/modem.log")
