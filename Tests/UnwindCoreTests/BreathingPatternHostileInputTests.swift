@@ -2,7 +2,7 @@ import Testing
 @testable import UnwindCore
 
 /// Hostile input to breathing patterns, timed sessions and the before/after rating (issue 16).
-/// Written by an outside tester in review round 4; a `// BUG:` comment names the defect its
+/// Written by an outside tester, as a review from outside; a `// BUG:` comment names the defect its
 /// test found (each fixed since), the other tests document attacks the core survived.
 @Suite struct BreathingPatternHostileInputTests {
     var core = DeviceCore()

@@ -3,7 +3,7 @@ import Testing
 
 /// Hostile input to the core side of "help is coming" (issue 15) on simulated time: replies,
 /// modem news that does not fit, "I'm OK now", the call ladder, the daily check-in and the
-/// monthly test against odd records and clocks. Written by an outside tester in review round 4;
+/// monthly test against odd records and clocks. Written by an outside tester, as a review from outside;
 /// a `// BUG:` comment names the defect its test found (each fixed since), the other tests
 /// document attacks the core survived.
 @Suite struct HelpIsComingHostileInputTests {

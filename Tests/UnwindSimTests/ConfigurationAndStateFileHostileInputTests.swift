@@ -5,7 +5,7 @@ import UnwindCore
 
 /// Hostile configuration for issues 15 and 16 (help is coming, breathing patterns) through the
 /// real `DeviceConfiguration.parse`, and hostile state files through the real `unwind` CLI.
-/// Written by an outside tester in review round 4; a `// BUG:` comment names the defect its
+/// Written by an outside tester, as a review from outside; a `// BUG:` comment names the defect its
 /// test found (each fixed since), the other tests document attacks survived.
 @Suite struct ConfigurationAndStateFileHostileInputTests {
     func problems(_ yaml: String) -> [String] {
