@@ -7,7 +7,9 @@ import Testing
 /// offset at every instant tried, across every change of 1990-2036 and on the footer's rule
 /// after the last transition the file lists.
 @Suite struct ZoneInfoTests {
-    static let zones = ["America/Vancouver", "America/New_York", "Europe/Berlin", "Europe/London", "Europe/Dublin",
+    // Not America/Vancouver: British Columbia's permanent daylight time is in newer tz releases
+    // than ICU's copy, so the two sources differ from 2026 on by release, not by reading.
+    static let zones = ["America/New_York", "Europe/Berlin", "Europe/London", "Europe/Dublin",
                         "Asia/Kolkata", "Asia/Tokyo", "Australia/Sydney", "Australia/Lord_Howe", "Pacific/Auckland",
                         "Pacific/Chatham", "America/Santiago", "UTC"]
 
@@ -35,15 +37,15 @@ import Testing
 
     /// After 2037 the files list no transitions: the footer's POSIX rule gives the offsets.
     @Test func theRuleCarriesOnAfterTheTable() {
-        let vancouver = systemZone("America/Vancouver")
-        // 2040: 11 March 02:00 PST → PDT (10:00 UTC), 4 November 02:00 PDT → PST (09:00 UTC).
-        let spring: Int64 = 2_215_072_800, autumn: Int64 = 2_235_632_400
-        #expect(vancouver.offset(at: spring - 1) == -8 * 3600)
-        #expect(vancouver.offset(at: spring) == -7 * 3600)
-        #expect(vancouver.offset(at: autumn - 1) == -7 * 3600)
-        #expect(vancouver.offset(at: autumn) == -8 * 3600)
-        #expect(vancouver.nextChange(after: spring - 100) == spring)
-        #expect(vancouver.nextChange(after: spring) == autumn)
+        let newYork = systemZone("America/New_York")
+        // 2040: 11 March 02:00 EST → EDT (07:00 UTC), 4 November 02:00 EDT → EST (06:00 UTC).
+        let spring: Int64 = 2_215_062_000, autumn: Int64 = 2_235_621_600
+        #expect(newYork.offset(at: spring - 1) == -5 * 3600)
+        #expect(newYork.offset(at: spring) == -4 * 3600)
+        #expect(newYork.offset(at: autumn - 1) == -4 * 3600)
+        #expect(newYork.offset(at: autumn) == -5 * 3600)
+        #expect(newYork.nextChange(after: spring - 100) == spring)
+        #expect(newYork.nextChange(after: spring) == autumn)
     }
 
     @Test(arguments: [
