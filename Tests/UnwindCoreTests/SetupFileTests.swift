@@ -91,6 +91,16 @@ struct SetupFileTests {
         #expect(f.problems.map(\.line) == f.problems.map(\.line).sorted())
     }
 
+    /// UTF-16 with a lone surrogate on line 2, or a byte missing at its end: one problem, nothing read.
+    @Test func brokenUTF16() {
+        let text = Array("device name: x\ncontact 1 name: ".utf16) + [0xD800] + Array("\n".utf16)
+        let lone = SetupFile.parse([0xFF, 0xFE] + text.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] })
+        #expect(lone.problems.map(\.line) == [2])
+        #expect(lone.deviceName == nil)
+        let odd = SetupFile.parse([0xFF, 0xFE, 0x41, 0x00, 0x42])
+        #expect(odd.problems.count == 1 && odd.problems[0].line == 0)
+    }
+
     @Test func hostileValuesAreRefusedNotCarried() {
         let text = """
             contact 1 name: Sam\u{1B}[2J

@@ -124,13 +124,13 @@ public struct SetupFile: Equatable, Sendable {
             }
             var out = String.UnicodeScalarView()
             var line = 1
-            var ok = true
-            _ = transcode(units.makeIterator(), from: UTF16.self, to: UTF32.self, stoppingOnError: true) {
-                guard let s = Unicode.Scalar($0) else { ok = false; return }
+            // transcode(_:from:to:stoppingOnError:into:) says whether it stopped on bad input.
+            let failed = transcode(units.makeIterator(), from: UTF16.self, to: UTF32.self, stoppingOnError: true) {
+                guard let s = Unicode.Scalar($0) else { return }
                 if s == "\n" { line += 1 }
                 out.append(s)
             }
-            guard ok, !transcodeFailed(units) else {
+            guard !failed else {
                 return .failure(Problem(line: line, message: "not valid UTF-16 text; save the file as UTF-8"))
             }
             return .success(String(out))
@@ -142,18 +142,6 @@ public struct SetupFile: Equatable, Sendable {
             return .failure(Problem(line: line, message: "not UTF-8 text (byte \(bad + 1) of the file); save it as UTF-8 (\"Unicode (UTF-8)\" in the editor's Save As)"))
         }
         return .success(String(decoding: body, as: UTF8.self))
-    }
-
-    static func transcodeFailed(_ units: [UInt16]) -> Bool {
-        var parser = UTF16.ForwardParser()
-        var it = units.makeIterator()
-        while true {
-            switch parser.parseScalar(from: &it) {
-            case .valid: continue
-            case .emptyInput: return false
-            case .error: return true
-            }
-        }
     }
 
     /// "Contact  1   NAME" → "contact 1 name"; "Wi-Fi" reads as "wifi".
