@@ -1,3 +1,5 @@
+import UnwindCore
+
 /// Changes to the configuration file's text that keep everything else in it — comments, order,
 /// the person's own values — as it was: the setup file's device name and counselling line go
 /// into `unwind.conf` this way, and the result is checked by the same parser as `unwind run`
@@ -11,11 +13,7 @@ public enum ConfigurationText {
         precondition(parts.count == 2, "a setting is section.key")
         let (section, key) = (parts[0], parts[1])
         let newline = text.contains("\r\n") ? "\r\n" : "\n"
-        var lines = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map {
-            var s = String(String.UnicodeScalarView($0))
-            if s.unicodeScalars.last == "\r" { s.unicodeScalars.removeLast() }
-            return s
-        }
+        var lines = text.linesWithoutEnds
         if lines.last == "" { lines.removeLast() }
         let entry = "  \(key): \(quoted(value))"
         if let start = lines.firstIndex(where: { isSectionLine($0, section) }) {

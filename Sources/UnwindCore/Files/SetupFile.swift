@@ -74,12 +74,7 @@ public struct SetupFile: Equatable, Sendable {
         case .failure(let p): file.problems.append(p); return file
         }
         file.crlf = text.contains("\r\n")
-        // By scalars: "\r\n" is one Character, which a split on "\n" would not see.
-        file.lines = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map {
-            var s = String(String.UnicodeScalarView($0))
-            if s.unicodeScalars.last == "\r" { s.unicodeScalars.removeLast() }
-            return s
-        }
+        file.lines = text.linesWithoutEnds
         var values: [String: (line: Int, value: String)] = [:]
         for (i, raw) in file.lines.enumerated() {
             let number = i + 1
@@ -315,6 +310,16 @@ public struct SetupFile: Equatable, Sendable {
 }
 
 extension String {
+    /// The lines, each without its LF or CR LF; a text that ends in a line end has an empty last
+    /// line. Split by scalars: "\r\n" is one Character, which a split on "\n" would not see.
+    public var linesWithoutEnds: [String] {
+        unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map {
+            var s = String(String.UnicodeScalarView($0))
+            if s.unicodeScalars.last == "\r" { s.unicodeScalars.removeLast() }
+            return s
+        }
+    }
+
     func replacingAll(_ target: String, with replacement: String) -> String {
         guard !target.isEmpty else { return self }
         var out = ""
