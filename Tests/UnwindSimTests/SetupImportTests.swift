@@ -111,6 +111,27 @@ struct SetupImportTests {
         #expect((b.text(b.boot + "/" + SetupFile.resultFileName) ?? "").contains("line 3: not UTF-8"))
     }
 
+    /// A setup file that is a directory, a FIFO, a link (to a file that parses) or 10 MB: refused
+    /// with one reason, never waited on, nothing imported, nothing of the target quoted.
+    @Test(arguments: ["directory", "fifo", "link", "huge"])
+    func hostileFormsOfTheFile(_ form: String) {
+        let card = Card(setup: nil)
+        defer { try? FileManager.default.removeItem(atPath: card.root) }
+        let secret = card.root + "/secret"
+        _ = FileManager.default.createFile(atPath: secret, contents: Data("contact 1 name: SECRET\n".utf8))
+        switch form {
+        case "directory": _ = mkdir(card.setup, 0o755)
+        case "fifo": _ = mkfifo(card.setup, 0o644)
+        case "link": _ = symlink(secret, card.setup)
+        default: _ = FileManager.default.createFile(atPath: card.setup, contents: Data(repeating: 0x41, count: 10 << 20))
+        }
+        let r = card.run()
+        #expect(r.status == (form == "huge" ? 2 : 1), "\(r)")  // too large is bad input, as readFile says
+        #expect(!(r.stdout + r.stderr).contains("SECRET"))
+        #expect(card.text(card.state + "/alert01.txt") == nil)
+        #expect(card.text(card.state + "/" + SetupResultFile.name) == nil)
+    }
+
     /// A second import of the card as the first left it changes nothing.
     @Test func importingTwiceIsImportingOnce() throws {
         let card = Card(setup: Array(Self.mixed.utf8))

@@ -37,7 +37,7 @@ struct SetupCommand: ParsableCommand {
         @Argument(help: "The setup file.") var file: String
 
         func run() throws {
-            let setup = SetupFile.parse(try readFile(file, limit: SetupFile.maximumSize))
+            let setup = SetupFile.parse(try readSetupFile(file))
             let changes = try SetupChanges(setup, options: options, systemDirectory: systemDirectory)
             for line in changes.summary { say(line) }
             for p in setup.problems { say("\(file): \(p)") }
@@ -67,7 +67,7 @@ struct SetupCommand: ParsableCommand {
         func run() throws {
             let resultPath = result ?? SetupReport.beside(file, SetupFile.resultFileName)
             let bytes: [UInt8]
-            do { bytes = try readFile(file, limit: SetupFile.maximumSize) } catch {
+            do { bytes = try readSetupFile(file) } catch {
                 if !FileManager.default.fileExists(atPath: file) {
                     // Nothing to import; nothing written: an imaged device boots this way every day.
                     say("no setup file at \(file): nothing to import")
@@ -245,6 +245,17 @@ struct SetupChanges {
         if !sshKeys.isEmpty { lines.append("SSH key: given (SSH will be on)") }
         return lines.isEmpty ? [Self.nothingNew] : lines
     }
+}
+
+/// The setup file's bytes. A symbolic link is refused, not followed: run as root at boot, a link
+/// to another file would have its lines parsed and fragments of them quoted back as problems
+/// (a card's FAT partition has no links; only a tampered card or a mistake makes one).
+func readSetupFile(_ path: String) throws(ControlFailure) -> [UInt8] {
+    var info = stat()
+    if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
+        throw .failed("cannot read \(path): it is a symbolic link; the setup file must be the file itself")
+    }
+    return try readFile(path, limit: SetupFile.maximumSize)
 }
 
 /// What the person reads: on the screen (short) and in the result file on the card (whole).
