@@ -82,6 +82,9 @@ struct SetupFileTests {
         #expect(f.contacts.keys.sorted() == [1])
         let byLine = Dictionary(grouping: f.problems, by: \.line)
         #expect(byLine[5]?.first?.message.contains("contact 2") == true)      // the letter O
+        // In the setup file's terms: the number as written, and formatting is allowed there.
+        #expect(byLine[5]?.first?.message.contains("\"0770O 900456\" has \"O\" (U+004F)") == true)
+        #expect(byLine[5]?.first?.message.contains("no spaces") == false)
         #expect(byLine[9]?.first?.message.contains("contact 3") == true)      // a quote in the message
         #expect(byLine[10]?.first?.message.contains("needs a name and a message") == true)
         #expect(byLine[11]?.first?.message.contains("did you mean \"contact 5 name\"") == true)

@@ -263,6 +263,19 @@ import UnwindSim
         #expect(UnwindRun.run(["status", "--state", dir]).stdout.contains("Outbox:    outbox is not a directory that can be read; nothing read from it"))
     }
 
+    /// An imaged card whose data partition is missing runs on a tmpfs in its place: status says
+    /// that nothing is kept after a restart (here /dev/shm, a tmpfs on Linux).
+    @Test func stateInMemoryIsSaid() throws {
+        let mounts = (try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8)) ?? ""
+        try #require(mounts.split(separator: "\n").contains { $0.hasPrefix("tmpfs /dev/shm ") }, "no tmpfs at /dev/shm")
+        let dir = "/dev/shm/unwind-status-\(getpid())"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let status = UnwindRun.run(["status", "--state", dir])
+        expectFailure(status, 1, "the device is not running")
+        #expect(status.stdout.contains("the state is in memory (tmpfs), not on the card: nothing set here is kept after a restart"))
+    }
+
     @Test func aDeviceThatIsNotRunning() throws {
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -270,6 +283,7 @@ import UnwindSim
         let status = unwind(["status"])
         expectFailure(status, 1, "the device is not running")
         #expect(status.stdout.hasPrefix("Device:    NOT RUNNING"))
+        #expect(!status.stdout.contains("in memory"), "\(dir) is on a disk, not tmpfs")
         expectFailure(unwind(["status", "--json"]), 1, "not running")
         expectFailure(unwind(["screen"]), 1, "the device is not running")
         expectFailure(unwind(["screen", "--watch", "--seconds", "1"]), 1, "the device is not running")

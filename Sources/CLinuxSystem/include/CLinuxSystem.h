@@ -5,6 +5,7 @@
 #include <sys/timerfd.h>
 #include <sys/prctl.h>
 #include <pty.h>
+#include <sys/vfs.h>
 #endif
 
 /// TIOCGWINSZ on `fd` (ioctl is variadic, which Swift cannot call): 0 and the size, or -1 and errno.

@@ -198,7 +198,7 @@ public struct SetupFile: Equatable, Sendable {
                 case .number: number.line
                 case .message: message.line
                 }
-                problem(line, "contact \(n) \(error.description)")
+                problem(line, "contact \(n) " + Self.describe(error, written: number.value))
             }
         }
 
@@ -243,6 +243,24 @@ public struct SetupFile: Equatable, Sendable {
 
         if let v = given("ssh key") {
             if let why = Self.sshKeyProblem(v.value) { problem(v.line, "ssh key: \(why)") } else { sshKeys = [v.value] }
+        }
+    }
+
+    /// A number's problem in the setup file's own terms: the file allows the spaces, dashes,
+    /// dots and brackets a phone shows (they are removed), so the alert command's hint ("no
+    /// spaces, dashes or brackets") and a position counted in the cleaned number would mislead.
+    static func describe(_ error: AlertFieldError, written: String) -> String {
+        guard error.field == .number else { return error.description }
+        let shown = "\"" + TextSafety.escaped(written) + "\""
+        switch error.rule {
+        case .notADigit(_, let scalar):
+            let plus = scalar == 0x2B ? " (a \"+\" goes only at the start)" : ""
+            return "number: \(shown) has \(AlertFieldError.describe(scalar))\(plus); write its digits, with one leading \"+\" "
+                + "if it is international; spaces, dashes, dots and brackets between them are fine"
+        case .digitCount(let n):
+            return "number: \(shown) has \(n) digit\(n == 1 ? "" : "s"); a number has 3 to 20"
+        default:
+            return error.description
         }
     }
 

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import ArgumentParser
+import CLinuxSystem
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -52,6 +53,7 @@ struct StatusCommand: ParsableCommand {
         }
         let up = s.now - s.startedAt
         say("Device:    running (pid \(s.pid), up \(up >= 3600 ? "\(up / 3600) h \(up / 60 % 60) min" : "\(up / 60) min \(up % 60) s")), state in \(s.stateDirectory)")
+        sayIfInMemory(s.stateDirectory)
         say("Screen:    \(s.page) page\(s.overlay == "none" ? "" : ", showing \(s.overlay)"); display \(s.display)"
             + (s.displayHealth.map { ", panel \($0)" } ?? ""))
         say("Session:   \(s.session)")
@@ -83,6 +85,20 @@ struct StatusCommand: ParsableCommand {
             for e in s.recentErrors { say("  \(e)") }
         }
         sayKeptAside(m.stateDirectory)
+    }
+
+    /// A state directory in memory (an imaged card whose data partition is missing or did not
+    /// mount gets a tmpfs in its place): everything looks normal until the next restart forgets it.
+    private func sayIfInMemory(_ stateDirectory: String) {
+        guard Self.isInMemory(stateDirectory) else { return }
+        say("           the state is in memory (tmpfs), not on the card: nothing set here is kept after a restart")
+    }
+
+    /// statfs(2)'s file system type (sys/vfs.h, through CLinuxSystem) is TMPFS_MAGIC or RAMFS_MAGIC.
+    static func isInMemory(_ path: String) -> Bool {
+        var info = statfs()
+        guard statfs(path, &info) == 0 else { return false }
+        return [0x0102_1994, 0x8584_58F6].contains(Int(info.f_type))
     }
 
     /// What the device set aside (a state file it could not use, an outbox that was a link …):
@@ -140,6 +156,7 @@ struct StatusCommand: ParsableCommand {
     private func printFromFiles(_ m: Maintainer) throws {
         let f = try StateFiles(m)
         say("Device:    NOT RUNNING; the state files in \(m.stateDirectory) say:")
+        sayIfInMemory(m.stateDirectory)
         do {
             let t = try f.totals()
             say("Breathing: \(t.count) session\(t.count == 1 ? "" : "s"), total \(clockText(t.totalSeconds)) (shortest \(clockText(t.shortestSeconds)), longest \(clockText(t.longestSeconds)))")
