@@ -17,7 +17,13 @@ extension Board {
         // From here on the motor line goes low however the process ends (short of SIGKILL).
         try installDriveLowOnExit()
         let buttons = try LinuxButtonLines(configuration: c.gpio)
-        let bus = try LinuxI2CBus(bus: c.display.bus, address: c.display.address)
+        let bus: I2CBus
+        do { bus = try LinuxI2CBus(bus: c.display.bus, address: c.display.address) } catch {
+            // Exiting would take the panic button with it (systemd restarting into the same
+            // failure): the device runs, its display lost, the bus tried again with backoff.
+            logger.critical("display: \(error); running without the display (PANIC and the motor work), trying the bus again")
+            bus = LateI2CBus(bus: c.display.bus, address: c.display.address)
+        }
         var panelConfiguration = c.display.panel
         if let hz = LinuxI2CBus.busSpeed(bus: c.display.bus) {
             // The real clock, where the device tree tells it, decides the frame's bus budget.

@@ -94,22 +94,30 @@ read -r root_start root_size < <(part_start 1)
 read -r data_start data_size < <(part_start 2)
 
 # One boot: qemu in the background, the modem on its virtio console, the console in a file.
-# boot NAME [modem.py options...]
+# boot NAME [modem.py options...]; card= another image, extra= more of the kernel's command
+# line (the rig's unwind_test.* switches), modem=0 no modem attached.
+card=
+extra=
+modem=1
 boot() {
     local name=$1
     shift
     rm -f "$work/modem.sock"
     : >"$work/$name.console"
+    local serial=()
+    [ "$modem" = 1 ] && serial=(-device virtio-serial-pci -chardev "socket,id=modem,path=$work/modem.sock,server=on,wait=off"
+        -device "virtconsole,chardev=modem")
     qemu-system-aarch64 -M virt -cpu cortex-a72 -smp 2 -m 1024 -display none -no-reboot \
         -kernel "$kernel" -initrd "$initrd" \
-        -append "root=LABEL=unwind-root ro rootwait console=ttyAMA0 panic=-1 systemd.show_status=0 quiet" \
-        -drive "file=$image,format=raw,if=none,id=card" -device virtio-blk-pci,drive=card \
-        -device virtio-serial-pci -chardev "socket,id=modem,path=$work/modem.sock,server=on,wait=off" \
-        -device virtconsole,chardev=modem \
+        -append "root=LABEL=unwind-root ro rootwait console=ttyAMA0 panic=-1 systemd.show_status=0 quiet${extra:+ $extra}" \
+        -drive "file=${card:-$image},format=raw,if=none,id=card" -device virtio-blk-pci,drive=card \
+        "${serial[@]}" \
         -serial "file:$work/$name.console" -nic none -monitor none >"$work/$name.qemu" 2>&1 &
     qemu_pid=$!
-    python3 "$here/modem.py" --socket "$work/modem.sock" --log "$work/modem.log" "$@" &
-    modem_pid=$!
+    if [ "$modem" = 1 ]; then
+        python3 "$here/modem.py" --socket "$work/modem.sock" --log "$work/modem.log" "$@" &
+        modem_pid=$!
+    fi
     boot_started=$SECONDS
 }
 # Waits until the console shows PATTERN (grep -E) or the deadline (seconds) passes.
@@ -125,12 +133,14 @@ wait_console() {
 power_off() {
     kill -KILL "$qemu_pid" 2>/dev/null
     wait "$qemu_pid" 2>/dev/null
-    kill "$modem_pid" 2>/dev/null
-    wait "$modem_pid" 2>/dev/null
+    if [ -n "$modem_pid" ]; then
+        kill "$modem_pid" 2>/dev/null
+        wait "$modem_pid" 2>/dev/null
+    fi
     qemu_pid=
     modem_pid=
 }
-probe() { grep -a "UNWIND-PROBE $2 " "$work/$1.console" | tail -n 1 | awk '{print $NF}'; }
+probe() { tr -d '\r' <"$work/$1.console" | grep -a "UNWIND-PROBE $2 " | tail -n 1 | awk '{print $NF}'; }
 checks_of() { # console -> ok/bad per UNWIND-CHECK line
     while read -r _ verdict what; do
         if [ "$verdict" = ok ]; then ok "$1: $what"; else bad "$1: $what"; fi
@@ -141,9 +151,9 @@ checks_of() { # console -> ok/bad per UNWIND-CHECK line
 fs_clean() { # start size
     dd if="$image" of="$work/fs.img" bs=512 skip="$1" count="$2" status=none
     e2fsck -fy "$work/fs.img" >"$work/fsck.out" 2>&1
-    local first=$?
+    fs_first=$? # 0: clean as left; 1: corrected (the journal replayed), for the figures
     e2fsck -fn "$work/fs.img" >>"$work/fsck.out" 2>&1 || return 1
-    [ "$first" -le 1 ]
+    [ "$fs_first" -le 1 ]
 }
 
 # --- the card as built ------------------------------------------------------------------------
@@ -191,12 +201,87 @@ check "the root file system checks clean after the power cut" fs_clean "$root_st
 check "the data file system checks clean after the power cut (journal replayed)" fs_clean "$data_start" "$data_size"
 echo "first boot: $((SECONDS - t0)) s in all"
 
+# --- bad cards ---------------------------------------------------------------------------------
+# Copies of the card as the first boot left it, each booted once with the rig's probe in its
+# "badcard" mode: what the device says on the screen (setupResult.txt) and in its status, and
+# whether a PANIC still goes out.
+in_console() { grep -aqE "$2" <(grep -a "^$3" "$work/$1.console"); } # console pattern prefix
+badcard_boot() { # name
+    boot "$1"
+    if ! wait_console "$1" "UNWIND-PROBE done" 900; then
+        bad "$1: the probe never finished ($((SECONDS - boot_started)) s); the console's end:"
+        tail -n 40 "$work/$1.console"
+        power_off
+        return 1
+    fi
+    power_off
+    grep -aE "^UNWIND-(SETUP|STATUS|AFTER|MANTRAS|PROBE) " "$work/$1.console" | grep -avE "UNWIND-(STATUS|AFTER) +(Alerts|Breathing|Mantras|Reminder|Pattern|Check-in|Monthly)" | sed "s/^/  $1: /"
+}
+if [ "${UNWIND_IMAGE_BADCARDS:-1}" = 1 ]; then
+    # A card whose data partition was never made (blkid finds nothing: its first 4 MiB zeroed),
+    # with no setup file, and no modem attached.
+    card=$work/blank.img
+    cp --sparse=always "$image" "$card"
+    dd if=/dev/zero of="$card" bs=512 seek="$data_start" count=8192 conv=notrunc status=none
+    mdel -i "$card@@$((boot_start * 512))" ::unwind-setup.txt
+    modem=0
+    extra="unwind_test.probe=badcard"
+    t=$SECONDS
+    if badcard_boot blank; then
+        ok "a card with no data partition, no setup file, no modem: the probe finished ($((SECONDS - t)) s here)"
+        check "blank: /data is in memory" in_console blank "data-fs tmpfs" "UNWIND-PROBE"
+        check "blank: the unit is active" in_console blank "unit active" "UNWIND-PROBE"
+        check "blank: the screen says there is no setup file" in_console blank "no unwind-setup.txt on the card" "UNWIND-SETUP"
+        check "blank: the screen says nothing is kept after a restart" in_console blank "data partition is missing: nothing is kept" "UNWIND-SETUP"
+        check "blank: status says the state is in memory" in_console blank "the state is in memory \(tmpfs\)" "UNWIND-STATUS"
+        check "blank: status says the modem is not there" in_console blank "^UNWIND-AFTER (Modem|Readiness|Problem): .*(hvc0|modem)" "UNWIND-AFTER"
+        check "blank: frames were drawn" in_console blank "Loop: +[1-9][0-9]* frames" "UNWIND-STATUS"
+    fi
+    rm -f "$card"
+
+    # A card whose data partition is full before the device starts (root's reserved blocks too),
+    # with no display attached: a session's end and a maintainer's change cannot be saved, and
+    # say so; a PANIC still goes out to both contacts (the outbox's write fails, the alert is sent).
+    card=$work/full.img
+    cp --sparse=always "$image" "$card"
+    modem=1
+    extra="unwind_test.probe=badcard unwind_test.data=full unwind_test.display=none"
+    from=$(wc -l <"$work/modem.log")
+    t=$SECONDS
+    if badcard_boot full; then
+        ok "a full data partition and no display: the probe finished ($((SECONDS - t)) s here)"
+        check "full: /data is the card's (ext4)" in_console full "data-fs ext4" "UNWIND-PROBE"
+        check "full: the unit is active" in_console full "unit active" "UNWIND-PROBE"
+        check "full: status says the card is full" in_console full "the SD card is full or read-only" "UNWIND-AFTER"
+        check "full: status says the display is not answering" in_console full "^UNWIND-AFTER Screen: .*display (not|failing|unplugged|missing|absent)" "UNWIND-AFTER"
+        check "full: the maintainer's change fails with the card's own error" in_console full "No space left on device" "UNWIND-MANTRAS"
+        m1=$(tail -n +"$((from + 1))" "$work/modem.log" | grep -c '^CMGS +447700900123 ')
+        m2=$(tail -n +"$((from + 1))" "$work/modem.log" | grep -c '^CMGS 6045550100 ')
+        check "full: PANIC still sends one AT+CMGS to each contact ($m1, $m2)" [ "$m1:$m2" = 1:1 ]
+    fi
+    rm -f "$card"
+    card=
+    extra=
+fi
+
 # --- power cuts --------------------------------------------------------------------------------
 # Each boot checks what the last cut left (the probe's UNWIND-CHECK lines), then writes until the
 # machine is killed at a random moment; the modem holds every submit, so a PANIC's alerts are
 # journaled and unconfirmed when the power goes.
 held_before=$(grep -c '^HELD ' "$work/modem.log")
 boot_after_setup=$(boot_sum)
+# The alerts in the outbox at the last look before a cut must all be there at the next boot (the
+# outbox resumes them; the modem holds every submit, so none can have been settled meanwhile).
+journaled=-
+with_alerts=0
+alerts_across=0
+replayed=0
+readies=()
+subset() { # a,b,c  x,y -> every id of $1 in $2
+    local id
+    [ "$1" = - ] && return 0
+    for id in ${1//,/ }; do [[ ",$2," == *",$id,"* ]] || return 1; done
+}
 for ((i = 1; i <= cuts; i++)); do
     boot "cut$i" --hold-submits 1000000
     if ! wait_console "cut$i" "UNWIND-PROBE (workload|not-ready)" 900; then
@@ -206,13 +291,30 @@ for ((i = 1; i <= cuts; i++)); do
     fi
     checks_of "cut$i"
     ready=$(probe "cut$i" panic-ready)
+    readies+=("$ready")
+    at_boot=$(tr -d '\r' <"$work/cut$i.console" | grep -a "^UNWIND-PROBE outbox-at-boot " | tail -n 1 | awk '{print $3}')
+    if [ "$i" -gt 1 ]; then
+        check "cut $((i - 1)): every alert journaled before it is in the outbox after it (${journaled//,/ })" subset "$journaled" "$at_boot"
+    fi
     delay=$((RANDOM % 12 + 1))
     sleep "$delay"
     power_off
-    echo "power cut $i: booted to PANIC-ready at $ready s (emulated uptime), cut $delay s into the writes"
+    # The last whole line the probe wrote before the power went.
+    journaled=$(tr -d '\r' <"$work/cut$i.console" | grep -a "^UNWIND-PROBE outbox [^ ]* [0-9.]*$" | tail -n 1 | awk '{print $3}')
+    journaled=${journaled:--}
+    if [ "$journaled" != - ]; then
+        with_alerts=$((with_alerts + 1))
+        alerts_across=$((alerts_across + $(tr ',' '\n' <<<"$journaled" | wc -l)))
+    fi
+    echo "power cut $i: booted to PANIC-ready at $ready s (emulated uptime), cut $delay s into the writes; outbox at the cut: $journaled"
     check "cut $i: the root file system checks clean" fs_clean "$root_start" "$root_size"
     check "cut $i: the data file system checks clean (journal replayed)" fs_clean "$data_start" "$data_size"
+    [ "${fs_first:-0}" = 1 ] && replayed=$((replayed + 1))
 done
+if [ "$cuts" -gt 0 ]; then
+    sorted=$(printf '%s\n' "${readies[@]}" | sort -n)
+    echo "figures: $cuts cuts; every boot came back; PANIC-ready at $(head -n 1 <<<"$sorted")-$(tail -n 1 <<<"$sorted") s emulated (median $(sed -n "$(((cuts + 1) / 2))p" <<<"$sorted")); the data partition's journal replayed after $replayed cuts; alerts in the outbox at $with_alerts cuts ($alerts_across in all), each found again at the next boot"
+fi
 if [ "$cuts" -gt 0 ]; then
     # The last boot, with a modem that answers: what the cuts left journaled goes out.
     from=$(wc -l <"$work/modem.log")

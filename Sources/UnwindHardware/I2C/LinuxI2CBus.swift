@@ -127,4 +127,44 @@ public final class LinuxI2CBus: I2CBus {
         }
     }
 }
+
+/// The display's bus when `/dev/i2c-N` could not be opened at start (I²C off in the device tree,
+/// i2c-dev not loaded yet, the wrong bus number): the device must run without its display, since
+/// the panic button and the motor need none. Every transfer opens the bus again first (the
+/// SSD1306 spaces its tries out while the display is lost) and, once it opens, is its
+/// `LinuxI2CBus`; until then it throws that open's `DeviceError`.
+/// Not thread-safe: one thread at a time (the display thread).
+public final class LateI2CBus: I2CBus {
+    public let bus: Int
+    public let address: UInt8
+    /// Plain I²C, as every Pi's adapter has: the driver picks its way of writing before the bus
+    /// exists, and an adapter found later without it fails each write (the display stays lost).
+    public let capabilities: I2CCapabilities = .plainI2C
+    private var opened: LinuxI2CBus?
+
+    public init(bus: Int, address: UInt8) {
+        self.bus = bus
+        self.address = address
+    }
+
+    /// Whether the bus has been opened since.
+    public var isOpen: Bool { opened != nil }
+
+    private func real() throws(DeviceError) -> LinuxI2CBus {
+        if let opened { return opened }
+        let bus = try LinuxI2CBus(bus: bus, address: address)
+        opened = bus
+        return bus
+    }
+
+    public func write(_ bytes: UnsafeRawBufferPointer) throws(DeviceError) { try real().write(bytes) }
+
+    public func writeMessages(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) throws(DeviceError) {
+        try real().writeMessages(first, second)
+    }
+
+    public func smbusBlockWrite(register: UInt8, _ bytes: UnsafeRawBufferPointer) throws(DeviceError) {
+        try real().smbusBlockWrite(register: register, bytes)
+    }
+}
 #endif
