@@ -247,7 +247,7 @@ if [ "${UNWIND_IMAGE_BADCARDS:-1}" = 1 ]; then
     rm -f "$card"
 
     # A card whose data partition is full before the device starts (root's reserved blocks too),
-    # with no display attached: a session's end and a maintainer's change cannot be saved, and
+    # with no display bus: a session's end and a maintainer's change cannot be saved, and
     # say so; a PANIC still goes out to both contacts (the outbox's write fails, the alert is sent).
     card=$work/full.img
     cp --sparse=always "$image" "$card"
