@@ -18,11 +18,17 @@ extension Board {
         try installDriveLowOnExit()
         let buttons = try LinuxButtonLines(configuration: c.gpio)
         let bus: I2CBus
-        do { bus = try LinuxI2CBus(bus: c.display.bus, address: c.display.address) } catch {
+        var late: LateI2CBus?
+        do {
+            let opened = try LinuxI2CBus(bus: c.display.bus, address: c.display.address)
+            logger.info("display on /dev/i2c-\(c.display.bus) at 0x\(String(c.display.address, radix: 16)) (\(opened.capabilities))")
+            bus = opened
+        } catch {
             // Exiting would take the panic button with it (systemd restarting into the same
             // failure): the device runs, its display lost, the bus tried again with backoff.
             logger.critical("display: \(error); running without the display (PANIC and the motor work), trying the bus again")
-            bus = LateI2CBus(bus: c.display.bus, address: c.display.address)
+            late = LateI2CBus(bus: c.display.bus, address: c.display.address)
+            bus = late!
         }
         var panelConfiguration = c.display.panel
         if let hz = LinuxI2CBus.busSpeed(bus: c.display.bus) {
@@ -34,7 +40,6 @@ extension Board {
         } else {
             logger.notice("the I²C bus speed is not exposed here; assuming the configured \(c.display.panel.busSpeedHz / 1000) kHz")
         }
-        logger.info("display on /dev/i2c-\(c.display.bus) at 0x\(String(c.display.address, radix: 16)) (\(bus.capabilities))")
         let panel = SSD1306(bus: bus, configuration: panelConfiguration, logger: logger, clock: { clock.now().instant })
         let presenter = ThreadedPresenter(panel: panel, width: c.display.panel.width, height: c.display.panel.height, logger: logger)
         let alarm: RealtimeAlarm?
@@ -48,7 +53,12 @@ extension Board {
         }
         return Board(clock: clock, waiter: waiter, motor: motor, buttons: buttons, presenter: presenter,
                      displayControl: panel,
-                     displayHealth: { panel.isLost ? "lost (the panel does not answer on the bus; see the journal)" : "ok" },
+                     displayHealth: { [late] in
+                         if let late, !late.isOpen {
+                             return "lost (no /dev/i2c-\(c.display.bus) to reach it on: I²C off, or display.bus wrong; see the journal)"
+                         }
+                         return panel.isLost ? "lost (the panel does not answer on the bus; see the journal)" : "ok"
+                     },
                      alarm: alarm, camera: camera,
                      teardown: [presenter.stop, motor.release, buttons.release])
     }

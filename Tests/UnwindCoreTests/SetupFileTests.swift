@@ -85,6 +85,8 @@ struct SetupFileTests {
         // In the setup file's terms: the number as written, and formatting is allowed there.
         #expect(byLine[5]?.first?.message.contains("\"0770O 900456\" has \"O\" (U+004F)") == true)
         #expect(byLine[5]?.first?.message.contains("no spaces") == false)
+        let dashes = SetupFile.parse(Array("contact 1 name: A\ncontact 1 number: --\ncontact 1 message: B\n".utf8))
+        #expect(dashes.problems.map(\.message) == ["contact 1 number: \"--\" has no digits"])
         #expect(byLine[9]?.first?.message.contains("contact 3") == true)      // a quote in the message
         #expect(byLine[10]?.first?.message.contains("needs a name and a message") == true)
         #expect(byLine[11]?.first?.message.contains("did you mean \"contact 5 name\"") == true)

@@ -16,10 +16,14 @@ import UnwindHardware
     @Test func eachTransferTriesTheBusAgainAndThrowsItsOpenError() {
         let bus = LateI2CBus(bus: Self.missing, address: 0x3C)
         for _ in 0..<2 {
-            #expect(throws: DeviceError.self) { try bus.write([0x00, 0xAE]) }
-            do { try bus.writeMessages([0x00], [0xAE]) } catch {
-                #expect(error.errno == ENOENT, "\(error)")
-                #expect("\(error)".contains("/dev/i2c-\(Self.missing)"), "\(error)")
+            let errors = [
+                #expect(throws: DeviceError.self) { try bus.write([0x00, 0xAE]) },
+                #expect(throws: DeviceError.self) { try bus.writeMessages([0x00], [0xAE]) },
+                #expect(throws: DeviceError.self) { try bus.smbusBlockWrite(register: 0x40, [0xFF]) },
+            ]
+            for e in errors {
+                #expect(e?.errno == ENOENT, "\(String(describing: e))")
+                #expect(e.map { "\($0)".contains("/dev/i2c-\(Self.missing)") } == true, "\(String(describing: e))")
             }
         }
         #expect(!bus.isOpen)

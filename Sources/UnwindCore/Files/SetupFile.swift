@@ -259,6 +259,10 @@ public struct SetupFile: Equatable, Sendable {
                 + "if it is international; spaces, dashes, dots and brackets between them are fine"
         case .digitCount(let n):
             return "number: \(shown) has \(n) digit\(n == 1 ? "" : "s"); a number has 3 to 20"
+        case .controlCharacter(_, let scalar):
+            return "number: \(shown) has \(AlertFieldError.describe(scalar)), a control character; write its digits only"
+        case .empty where !written.isEmpty:
+            return "number: \(shown) has no digits"
         default:
             return error.description
         }

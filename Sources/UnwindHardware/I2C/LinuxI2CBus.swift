@@ -6,6 +6,7 @@ import CI2C
 import CUnwindI2C
 import Glibc
 import SystemPackage
+import Synchronization
 
 /// One device on a Linux I²C adapter through i2c-dev (`/dev/i2c-N`).
 ///
@@ -137,23 +138,26 @@ public final class LinuxI2CBus: I2CBus {
 public final class LateI2CBus: I2CBus {
     public let bus: Int
     public let address: UInt8
-    /// Plain I²C, as every Pi's adapter has: the driver picks its way of writing before the bus
-    /// exists, and an adapter found later without it fails each write (the display stays lost).
+    /// Plain I²C, as every Pi's adapter has (bcm2835's): the driver picks its way of writing
+    /// before the bus exists, so an adapter found later with SMBus alone (i2c-stub) fails each
+    /// write and the display stays lost.
     public let capabilities: I2CCapabilities = .plainI2C
     private var opened: LinuxI2CBus?
+    private let openedShared = Atomic<Bool>(false)
 
     public init(bus: Int, address: UInt8) {
         self.bus = bus
         self.address = address
     }
 
-    /// Whether the bus has been opened since.
-    public var isOpen: Bool { opened != nil }
+    /// Whether the bus has been opened since; any thread (the maintainer's status asks).
+    public var isOpen: Bool { openedShared.load(ordering: .acquiring) }
 
     private func real() throws(DeviceError) -> LinuxI2CBus {
         if let opened { return opened }
         let bus = try LinuxI2CBus(bus: bus, address: address)
         opened = bus
+        openedShared.store(true, ordering: .releasing)
         return bus
     }
 
