@@ -45,7 +45,7 @@ while [ $# -gt 0 ]; do
         --deb) deb=$2; shift 2 ;;
         --image) image=$2; shift 2 ;;
         --cuts) cuts=$2; shift 2 ;;
-        -h | --help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "boot-test: unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -148,6 +148,7 @@ power_off() {
     modem_pid=
 }
 probe() { tr -d '\r' <"$work/$1.console" | grep -a "UNWIND-PROBE $2 " | tail -n 1 | awk '{print $NF}'; }
+probe_field() { tr -d '\r' <"$work/$1.console" | grep -a "UNWIND-PROBE $2 " | tail -n 1 | awk '{print $3}'; }
 checks_of() { # console -> ok/bad per UNWIND-CHECK line
     while read -r _ verdict what; do
         if [ "$verdict" = ok ]; then ok "$1: $what"; else bad "$1: $what"; fi
@@ -239,9 +240,12 @@ if [ "${UNWIND_IMAGE_BADCARDS:-1}" = 1 ]; then
         check "blank: /data is in memory" in_console blank "data-fs tmpfs" "UNWIND-PROBE"
         check "blank: the unit is active" in_console blank "unit active" "UNWIND-PROBE"
         check "blank: the screen says there is no setup file" in_console blank "no unwind-setup.txt on the card" "UNWIND-SETUP"
-        check "blank: the screen says nothing is kept after a restart" in_console blank "data partition is missing: nothing is kept" "UNWIND-SETUP"
+        check "blank: the screen says nothing is kept after a restart" in_console blank "data partition is missing or did not mount: nothing is kept" "UNWIND-SETUP"
         check "blank: status says the state is in memory" in_console blank "the state is in memory \(tmpfs\)" "UNWIND-STATUS"
-        check "blank: status says the modem is not there" in_console blank "^UNWIND-AFTER (Modem|Readiness|Problem): .*(hvc0|modem)" "UNWIND-AFTER"
+        check "blank: status says a PANIC could not go out: the modem does not answer" in_console blank "^UNWIND-AFTER Readiness: not ready: .*the modem does not answer" "UNWIND-AFTER"
+        check "blank: the device started once (no restarts)" [ "$(probe_field blank restarts)" = 0 ]
+        ms=$(probe_field blank data-partition-ms)
+        check "blank: the data partition's absence known in ${ms:-?} ms (udev settled; not a 90 s device timeout)" [ "${ms:-999999}" -lt 60000 ]
         check "blank: frames were drawn" in_console blank "Loop: +[1-9][0-9]* frames" "UNWIND-STATUS"
     fi
     rm -f "$card"
@@ -259,9 +263,13 @@ if [ "${UNWIND_IMAGE_BADCARDS:-1}" = 1 ]; then
         ok "a full data partition and no display: the probe finished ($((SECONDS - t)) s here)"
         check "full: /data is the card's (ext4)" in_console full "data-fs ext4" "UNWIND-PROBE"
         check "full: the unit is active" in_console full "unit active" "UNWIND-PROBE"
+        check "full: the device started once (no restarts)" [ "$(probe_field full restarts)" = 0 ]
+        check "full: the journal says it runs without the display" in_console full "critical: display: .*running without the display" "UNWIND-STATUS"
         check "full: status says the card is full" in_console full "the SD card is full or read-only" "UNWIND-AFTER"
-        check "full: status says the display is lost" in_console full "^UNWIND-AFTER Screen: .*panel lost" "UNWIND-AFTER"
-        check "full: the maintainer's change fails with the card's own error" in_console full "No space left on device" "UNWIND-MANTRAS"
+        check "full: status says the display is lost, with no bus to reach it on" in_console full "^UNWIND-AFTER Screen: .*panel lost \(no /dev/i2c-0" "UNWIND-AFTER"
+        check "full: the maintainer's change fails (exit 1) with the card's own error" \
+            bash -c '[ "$1" = 1 ] && grep -aq "not on the card: .*No space left on device" "$2"' _ "$(probe_field full mantras-add-exit)" "$work/full.console"
+        check "full: the outbox's write failed and the alert was sent anyway" in_console full "outbox: could not save .*sending anyway" "UNWIND-AFTER"
         m1=$(tail -n +"$((from + 1))" "$work/modem.log" | grep -c '^CMGS +447700900123 ')
         m2=$(tail -n +"$((from + 1))" "$work/modem.log" | grep -c '^CMGS 6045550100 ')
         check "full: PANIC still sends one AT+CMGS to each contact ($m1, $m2)" [ "$m1:$m2" = 1:1 ]
@@ -277,17 +285,29 @@ fi
 # journaled and unconfirmed when the power goes.
 held_before=$(grep -c '^HELD ' "$work/modem.log")
 boot_after_setup=$(boot_sum)
-# The alerts in the outbox at the last look before a cut must all be there at the next boot (the
-# outbox resumes them; the modem holds every submit, so none can have been settled meanwhile).
+# The alerts in the outbox that the network had not taken, at the probe's last look before a cut,
+# must all be in the outbox at the next boot (it resumes them; nothing settles them meanwhile:
+# the modem holds every submit and sends no delivery reports).
 journaled=-
 with_alerts=0
 alerts_across=0
+alerts_found=0
 replayed=0
 readies=()
+failed_before_cuts=$failed
 subset() { # a,b,c  x,y -> every id of $1 in $2
     local id
     [ "$1" = - ] && return 0
     for id in ${1//,/ }; do [[ ",$2," == *",$id,"* ]] || return 1; done
+}
+found_again() { # cut, the ids on their way before it, the outbox at the next boot
+    local what="cut $1: every alert on its way before it is in the outbox after it (${2//,/ })"
+    if subset "$2" "$3"; then
+        ok "$what"
+        [ "$2" = - ] || alerts_found=$((alerts_found + $(tr ',' '\n' <<<"$2" | wc -l)))
+    else
+        bad "$what; the outbox at the next boot: ${3:-nothing read}"
+    fi
 }
 for ((i = 1; i <= cuts; i++)); do
     boot "cut$i" --hold-submits 1000000
@@ -298,10 +318,10 @@ for ((i = 1; i <= cuts; i++)); do
     fi
     checks_of "cut$i"
     ready=$(probe "cut$i" panic-ready)
-    readies+=("$ready")
-    at_boot=$(tr -d '\r' <"$work/cut$i.console" | grep -a "^UNWIND-PROBE outbox-at-boot " | tail -n 1 | awk '{print $3}')
+    [ -n "$ready" ] && readies+=("$ready")
+    at_boot=$(probe_field "cut$i" outbox-at-boot)
     if [ "$i" -gt 1 ]; then
-        check "cut $((i - 1)): every alert journaled before it is in the outbox after it (${journaled//,/ })" subset "$journaled" "$at_boot"
+        found_again $((i - 1)) "$journaled" "$at_boot"
     fi
     delay=$((RANDOM % 12 + 1))
     sleep "$delay"
@@ -319,15 +339,12 @@ for ((i = 1; i <= cuts; i++)); do
     [ "${fs_first:-0}" = 1 ] && replayed=$((replayed + 1))
 done
 if [ "$cuts" -gt 0 ]; then
-    sorted=$(printf '%s\n' "${readies[@]}" | sort -n)
-    echo "figures: $cuts cuts; every boot came back; PANIC-ready at $(head -n 1 <<<"$sorted")-$(tail -n 1 <<<"$sorted") s emulated (median $(sed -n "$(((cuts + 1) / 2))p" <<<"$sorted")); the data partition's journal replayed after $replayed cuts; alerts in the outbox at $with_alerts cuts ($alerts_across in all), each found again at the next boot"
-fi
-if [ "$cuts" -gt 0 ]; then
     # The last boot, with a modem that answers: what the cuts left journaled goes out.
     from=$(wc -l <"$work/modem.log")
     boot final
     if wait_console final "UNWIND-PROBE (workload|not-ready)" 900; then
         checks_of final
+        found_again "$cuts" "$journaled" "$(probe_field final outbox-at-boot)"
         held=$(tail -n +"$((held_before + 1))" "$work/modem.log" | sed -n 's/^HELD //p' | sort -u)
         # The outbox resends on its own schedule: wait for each held number's submit.
         for number in $held; do
@@ -343,6 +360,11 @@ if [ "$cuts" -gt 0 ]; then
     fi
     power_off
     check "the boot partition was not written after the setup (nothing new to import)" [ "$(boot_sum)" = "$boot_after_setup" ]
+    sorted=$(printf '%s\n' "${readies[@]}" | sort -n)
+    echo "figures: $cuts cuts, $((failed - failed_before_cuts)) failed checks after them; ${#readies[@]} of $cuts boots PANIC-ready," \
+        "at $(head -n 1 <<<"$sorted")-$(tail -n 1 <<<"$sorted") s emulated (median $(sed -n "$(((${#readies[@]} + 1) / 2))p" <<<"$sorted"));" \
+        "the data partition's journal replayed after $replayed cuts; alerts on their way at $with_alerts cuts ($alerts_across in all)," \
+        "$alerts_found of them found in the outbox at the next boot"
 fi
 echo "boot test: $((SECONDS - t0)) s in all"
 finish
