@@ -27,8 +27,9 @@ extension Board {
             // Exiting would take the panic button with it (systemd restarting into the same
             // failure): the device runs, its display lost, the bus tried again with backoff.
             logger.critical("display: \(error); running without the display (PANIC and the motor work), trying the bus again")
-            late = LateI2CBus(bus: c.display.bus, address: c.display.address)
-            bus = late!
+            let waiting = LateI2CBus(bus: c.display.bus, address: c.display.address)
+            late = waiting
+            bus = waiting
         }
         var panelConfiguration = c.display.panel
         if let hz = LinuxI2CBus.busSpeed(bus: c.display.bus) {
