@@ -17,48 +17,102 @@
 #   6. deploy/test.sh: shellcheck, the Debian package (build, lintian, install / upgrade / remove /
 #      purge in a bookworm chroot), the systemd unit, the udev rules, the Ansible playbook (update,
 #      health check, rollback), the configuration file against the binary.
-# Every stage runs; the script fails when any stage failed.
+# Every stage runs; the script fails when any stage failed. It ends with a table: each stage's
+# seconds and result, and what each preparation cost (made, with what it fetched, or from its
+# cache). A preparation that failed is named, with why in one line, in the stage that needed it.
 #   UNWIND_SKIP_RIG=1 / UNWIND_SKIP_ARM64=1 / UNWIND_SKIP_IMAGE=1 / UNWIND_SKIP_DEPLOY=1 leave out
 #   stage 3 / 4 / 5 / 6 (quicker local runs).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
+started=$SECONDS
+rx_bytes() { sed 's/:/ /' /proc/net/dev | awk 'NR > 2 && $1 != "lo" { s += $2 } END { print s + 0 }'; }
+rx_started=$(rx_bytes)
 
 ./deploy/dev-deps.sh || { echo "run-all: installing the dependencies failed" >&2; exit 1; }
 
-# The slowest preparations wait mostly on the network and the disk (the arm64 toolchain: 1.1 GB
-# of Swift packages and two Debian roots, about 4 minutes cold; then the kernel rig's kernel), so
-# they run beside the build, one after the other (both may install host packages with apt).
-# Each takes its cache's lock, and its stage prepares again (idempotent, with its messages), so a
-# failure here shows there. The tests start only once they are done: the tests' timing checks
-# want the machine to themselves.
+# --- preparations, beside the build ---------------------------------------------------------------
+# The slowest preparations wait on the network, the disk and qemu-user (the arm64 toolchain: 1.1 GB
+# of Swift packages and two Debian roots; the kernel rig's kernel; the image's trixie arm64 root,
+# which the arm64 package's install test shares; the image rig's modules), so they run beside the
+# build, in two lines: the toolchain, which mostly waits on the network, beside the rest, which
+# mostly computes (host packages are installed one apt-get at a time, deploy/lib/apt.sh). Each
+# takes its cache's lock and keys its cache by what it holds, and its stage prepares again
+# (idempotent, with its messages), so a failure here is said there. The tests start only once
+# they are done: the tests' timing checks want the machine to themselves.
 mkdir -p .build
+preps=.build/preparations.tsv
+: >"$preps"
+# prep NAME LOG CMD...: one preparation; a row of $preps: name, seconds, ok or failed, how (made,
+# from the cache), and on a failure why, in one line.
+prep() {
+    local name=$1 log=$2
+    shift 2
+    local t=$SECONDS result=ok how why=
+    "$@" >"$log" 2>&1 || result=failed
+    how=$(grep -Eo 'cache: (hit|made)' "$log" | tail -n 1 | sed 's/cache: hit/from the cache/; s/cache: made/made/')
+    [ "$result" = failed ] && why=$(why_failed "$log")
+    printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$((SECONDS - t))" "$result" "${how:--}" "$why" >>"$preps"
+}
+# why_failed LOG: the reason a preparation failed, in one line.
+why_failed() {
+    local line
+    if line=$(grep -m1 -i 'no space left on device' "$1"); then
+        echo "the disk is full ($line)"
+    elif line=$(grep -m1 -Ei 'temporary failure resolving|could not resolve|failed to fetch|unable to connect|connection (timed out|refused)|network is unreachable|hash sum mismatch' "$1"); then
+        echo "the mirror did not answer as it should: $line"
+    elif line=$(grep -m1 -Ei 'unable to locate package|has no installation candidate|is not available|no packages found|version .* was not found|apt has no' "$1"); then
+        echo "a package is missing from the archive: $line"
+    else
+        line=$(grep -Ei 'error|failed|cannot' "$1" | tail -n 1)
+        echo "${line:-$(tail -n 1 "$1")} (.build/$(basename "$1"))"
+    fi
+}
+rx_before=$(rx_bytes)
+preparations=()
+if [ "${UNWIND_SKIP_ARM64:-0}" != 1 ]; then
+    prep "arm64 toolchain (Debian sid's Swift, trixie sysroot)" .build/prep-toolchain.log deploy/arm64/toolchain.sh prepare &
+    preparations+=($!)
+fi
 (
-    if [ "${UNWIND_SKIP_ARM64:-0}" != 1 ]; then
-        deploy/arm64/toolchain.sh prepare
-    fi
     if [ "${UNWIND_SKIP_RIG:-0}" != 1 ]; then
-        Tests/KernelRig/prepare.sh
+        prep "kernel rig (Debian's kernel, gpio-sim)" .build/prep-kernel-rig.log Tests/KernelRig/prepare.sh
     fi
-    # The image's base root (mmdebstrap under qemu-user, 6-20 minutes cold) and the rig's modules.
+    if [ "${UNWIND_SKIP_IMAGE:-0}" != 1 ] || [ "${UNWIND_SKIP_ARM64:-0}" != 1 ]; then
+        prep "trixie arm64 root (the image's base, the package's install test)" .build/prep-arm64-root.log deploy/image/build-image.sh --base-only
+    fi
     if [ "${UNWIND_SKIP_IMAGE:-0}" != 1 ]; then
-        base=$(deploy/image/build-image.sh --base-only) &&
+        base=$(deploy/image/build-image.sh --base-only 2>/dev/null)
+        prep "the image rig's modules (gpio-sim, i2c-stub for arm64)" .build/prep-rig-modules.log \
             Tests/Image/rig-modules.sh "$base" "${UNWIND_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/unwind-image}/rig-modules"
     fi
-) >.build/preparations.log 2>&1 &
-preparations=$!
+) &
+preparations+=($!)
 
+# --- stages ---------------------------------------------------------------------------------------
 failed=()
+stages=()
 stage() {
     local name=$1
     shift
-    local start=$SECONDS
+    local start=$SECONDS result=passed
     echo "=== $name"
-    if "$@"; then
-        echo "=== $name: passed ($((SECONDS - start)) s)"
-    else
-        echo "=== $name: FAILED ($((SECONDS - start)) s)"
+    if ! "$@"; then
+        result=FAILED
         failed+=("$name")
     fi
+    echo "=== $name: $result ($((SECONDS - start)) s)"
+    stages+=("$name"$'\t'"$((SECONDS - start))"$'\t'"$result")
+}
+# needs PREPARATION...: one line per preparation a stage needs that failed, before the stage tries
+# it again itself.
+needs() {
+    local p name result why
+    for p in "$@"; do
+        while IFS=$'\t' read -r name _ result _ why; do
+            [[ $name == "$p"* && $result == failed ]] && echo "=== the preparation '$name' failed: $why"
+        done <"$preps"
+    done
+    return 0
 }
 
 # Warnings in the project's own code (Sources/, Tests/) fail the build. SwiftPM compiles the
@@ -68,25 +122,57 @@ stage() {
 # `swift test --skip-build` below runs what this stage built.
 stage "build" swift build --build-tests -Xswiftc -warnings-as-errors
 stage "module graph (README = Package.swift)" Tests/module-graph.sh
-start=$SECONDS
-wait "$preparations" || echo "run-all: a preparation failed (.build/preparations.log); its stage says why"
-echo "=== waited $((SECONDS - start)) s for the toolchain and the kernel rig to be prepared"
+# The deployment checks need only the build (and the network, for their Debian roots): they run
+# beside the stages below, their output kept and printed when they end.
+if [ "${UNWIND_SKIP_DEPLOY:-0}" != 1 ]; then
+    stage "deployment" env UNWIND_BINARY="$PWD/.build/debug/unwind" deploy/test.sh >.build/stage-deployment.log 2>&1 &
+    deployment=$!
+fi
+# The Swift suites hold on a loaded machine (Tests/README.md, "The suite under load"): they run
+# while the preparations finish.
 stage "swift test" swift test --skip-build
+start=$SECONDS
+wait "${preparations[@]}"
+received=$((($(rx_bytes) - rx_before) / 1048576))
+echo "=== waited $((SECONDS - start)) s more for the preparations (.build/prep-*.log); they and the build received $received MB from the network"
 if [ "${UNWIND_SKIP_RIG:-0}" != 1 ]; then
+    needs "kernel rig"
     stage "kernel rig" Tests/KernelRig/hardware-tests.sh --scratch-path .build
 fi
 if [ "${UNWIND_SKIP_ARM64:-0}" != 1 ]; then
+    needs "arm64 toolchain" "trixie arm64 root"
     stage "arm64 (cross-compiled, tests under qemu-user, package)" Tests/Arm64/arm64-tests.sh
 fi
 if [ "${UNWIND_SKIP_IMAGE:-0}" != 1 ]; then
+    needs "trixie arm64 root" "the image rig's modules"
     # The package the arm64 stage built; without that stage, the image stage builds one.
     image_deb=()
     for d in .build/arm64-package/unwind_*_arm64.deb; do [ -f "$d" ] && image_deb=(--deb "$d"); done
     stage "SD-card image (booted in qemu-system-aarch64, power cuts)" Tests/Image/boot-test.sh "${image_deb[@]}"
 fi
-if [ "${UNWIND_SKIP_DEPLOY:-0}" != 1 ]; then
-    stage "deployment" env UNWIND_BINARY="$PWD/.build/debug/unwind" deploy/test.sh
+if [ -n "${deployment:-}" ]; then
+    wait "$deployment"
+    cat .build/stage-deployment.log
+    # The background stage's own verdict, in its last line.
+    result=$(sed -n 's/^=== deployment: \([A-Z]*\).*/\1/p' .build/stage-deployment.log | tail -n 1)
+    secs=$(sed -n 's/^=== deployment: [A-Z]* (\([0-9]*\) s)/\1/p' .build/stage-deployment.log | tail -n 1)
+    stages+=("deployment (beside the others)"$'\t'"${secs:-?}"$'\t'"${result:-FAILED}")
+    [ "${result:-}" = passed ] || failed+=("deployment")
 fi
+
+# --- the table ------------------------------------------------------------------------------------
+echo
+echo "run-all: $((SECONDS - started)) s in all; $((($(rx_bytes) - rx_started) / 1048576)) MB received from the network"
+printf '%-58s %8s  %s\n' "stage" "seconds" "result"
+for row in "${stages[@]}"; do
+    IFS=$'\t' read -r name secs result <<<"$row"
+    printf '%-58s %8s  %s\n' "$name" "$secs" "$result"
+done
+printf '%-58s %8s  %-7s %s\n' "preparation (beside the build)" "seconds" "result" "how"
+while IFS=$'\t' read -r name secs result how _; do
+    printf '%-58s %8s  %-7s %s\n' "$name" "$secs" "$result" "$how"
+done <"$preps"
+echo "the build and the preparations received $received MB from the network"
 
 if [ ${#failed[@]} -gt 0 ]; then
     echo "run-all: failed: ${failed[*]}"

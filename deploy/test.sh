@@ -75,15 +75,11 @@ command -v ansible-lint >/dev/null || need+=(ansible-lint)
 command -v xmllint >/dev/null || need+=(libxml2-utils)
 command -v strace >/dev/null || need+=(strace)
 if [ ${#need[@]} -gt 0 ]; then
-    sudo=()
-    if [ "$(id -u)" -ne 0 ]; then sudo=(sudo); fi
     echo "test: installing ${need[*]}"
     t0=$(date +%s)
-    if command -v apt-get >/dev/null; then
-        "${sudo[@]}" apt-get update -qq >/dev/null
-        DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null ||
-            echo "test: some tools could not be installed; their tests are skipped"
-    fi
+    # shellcheck source=lib/apt.sh
+    . "$here/lib/apt.sh"
+    install_missing "${need[@]}" || echo "test: some tools could not be installed; their tests are skipped"
     echo "test: tools installed in $(($(date +%s) - t0)) s"
 fi
 

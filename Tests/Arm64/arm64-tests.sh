@@ -36,6 +36,14 @@ cd "$(dirname "$0")/../.." || exit 1
 repo=$PWD
 toolchain=$repo/deploy/arm64/toolchain.sh
 
+# The toolchain's work space (its /src and /build) is this stage's until it ends: a second run at
+# the same time waits here instead of cleaning the scratch directories under this one.
+lock=$("$toolchain" lock-file) || exit 1
+exec 8>"$lock"
+flock 8
+UNWIND_ARM64_IN_USE=$(dirname "$lock")
+export UNWIND_ARM64_IN_USE
+
 failed=()
 step() {
     local name=$1

@@ -57,10 +57,10 @@ bad() { failed=$((failed + 1)); printf 'FAIL - %s\n' "$1"; }
 check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
 finish() { printf '%d passed, %d failed\n' "$passed" "$failed"; [ "$failed" -eq 0 ]; exit $?; }
 
-for p in qemu-system-arm python3 mtools e2fsprogs dosfstools device-tree-compiler; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$p" >/dev/null
-done
+# shellcheck source-path=SCRIPTDIR source=../../deploy/lib/apt.sh
+. "$repo/deploy/lib/apt.sh"
+install_missing qemu-system-arm python3 mtools e2fsprogs dosfstools device-tree-compiler ||
+    { echo "boot-test: could not install the emulator and the card's tools" >&2; exit 1; }
 
 work=$(mktemp -d "${TMPDIR:-/var/tmp}/unwind-boot-test.XXXXXX")
 qemu_pid=

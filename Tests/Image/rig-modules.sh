@@ -5,8 +5,9 @@
 # boot test builds them out of tree from Debian's own source of the same kernel, as the x86
 # kernel rig does for gpio-sim (Tests/KernelRig/prepare.sh): in a copy of the image's root
 # (arm64, every program under qemu-user), with the kernel's own compiler and headers. Cached:
-# OUT-DIR holds gpio-sim.ko, i2c-stub.ko and the kernel version they were built for; a second
-# call with a matching kernel does nothing. They go into the test's rig only, never on a card.
+# OUT-DIR holds gpio-sim.ko, i2c-stub.ko and a stamp naming the kernel they were built for and
+# this recipe's hash; a second call with the same stamp does nothing (under OUT-DIR's lock, so two
+# runs at once build them once). They go into the test's rig only, never on a card.
 set -euo pipefail
 tarball=$1
 out=$2
@@ -14,45 +15,56 @@ mirror=${UNWIND_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 
 kver=$(tar -tf "$tarball" | sed -n 's|^\./usr/lib/modules/\([^/]*\)/$|\1|p' | head -n 1)
 [ -n "$kver" ] || { echo "rig-modules: no kernel in $tarball" >&2; exit 1; }
-if [ -f "$out/kver" ] && [ "$(cat "$out/kver")" = "$kver" ] && [ -s "$out/gpio-sim.ko" ] && [ -s "$out/i2c-stub.ko" ]; then
-    exit 0
-fi
+mkdir -p "$out"
+exec 9>"$out/.lock"
+flock 9
 work=$(mktemp -d "${TMPDIR:-/var/tmp}/unwind-rig-modules.XXXXXX")
 trap 'rm -rf --one-file-system "$work"' EXIT
 root=$work/root
-mkdir -p "$root"
-tar -C "$root" -xf "$tarball"
-cp /etc/resolv.conf "$root/etc/resolv.conf"
 series=${kver%%-*}
 series=${series%.*}
-# shellcheck disable=SC2016 # the script runs in the chroot
-unshare --mount --propagation private bash -ec '
-    r=$1
-    mount -t proc proc "$r/proc"
-    mount --rbind /dev "$r/dev"
-    mount -t tmpfs tmpfs "$r/tmp"
-    chroot "$r" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive \
-        KVER="$2" SERIES="$3" bash -ec "
-        apt-get -o Acquire::Check-Valid-Until=false update -qq
-        apt-get install -y -qq --no-install-recommends linux-headers-\$KVER linux-source-\$SERIES make gcc xz-utils >/dev/null
-        mkdir -p /tmp/m && cd /tmp/m
-        tar -xf /usr/src/linux-source-\$SERIES.tar.xz --strip-components=1 --wildcards \
-            \"*/drivers/gpio/gpio-sim.c\" \"*/drivers/gpio/gpiolib.h\" \"*/kernel/irq/irq_sim.c\" \"*/drivers/i2c/i2c-stub.c\"
-        cp drivers/gpio/gpio-sim.c gpio-sim-main.c
-        cp drivers/gpio/gpiolib.h .
-        cp drivers/i2c/i2c-stub.c .
-        objs=gpio-sim-main.o
-        if ! grep -q \"^CONFIG_IRQ_SIM=y\" /boot/config-\$KVER; then
-            # irq_to_desc() is not exported to modules; generic_handle_irq() does the same here.
-            sed \"s/handle_simple_irq(irq_to_desc(\\([a-z_]*\\)))/generic_handle_irq(\\1)/\" kernel/irq/irq_sim.c >irq_sim.c
-            objs=\"\$objs irq_sim.o\"
-        fi
-        printf \"obj-m += gpio-sim.o i2c-stub.o\\ngpio-sim-y := %s\\n\" \"\$objs\" >Makefile
-        make -s -C /usr/src/linux-headers-\$KVER M=/tmp/m modules
-        mkdir -p /out && cp gpio-sim.ko i2c-stub.ko /out/
-    "
-' _ "$root" "$kver" "$series" "$mirror"
-mkdir -p "$out"
+# The recipe: its text (declare -f) is part of the cache's stamp.
+build_modules() {
+    mkdir -p "$root"
+    tar -C "$root" -xf "$tarball"
+    cp /etc/resolv.conf "$root/etc/resolv.conf"
+    # shellcheck disable=SC2016 # the script runs in the chroot
+    unshare --mount --propagation private bash -ec '
+        r=$1
+        mount -t proc proc "$r/proc"
+        mount --rbind /dev "$r/dev"
+        mount -t tmpfs tmpfs "$r/tmp"
+        chroot "$r" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive \
+            KVER="$2" SERIES="$3" bash -ec "
+            apt-get -o Acquire::Check-Valid-Until=false update -qq
+            apt-get install -y -qq --no-install-recommends linux-headers-\$KVER linux-source-\$SERIES make gcc xz-utils >/dev/null
+            mkdir -p /tmp/m && cd /tmp/m
+            tar -xf /usr/src/linux-source-\$SERIES.tar.xz --strip-components=1 --wildcards \
+                \"*/drivers/gpio/gpio-sim.c\" \"*/drivers/gpio/gpiolib.h\" \"*/kernel/irq/irq_sim.c\" \"*/drivers/i2c/i2c-stub.c\"
+            cp drivers/gpio/gpio-sim.c gpio-sim-main.c
+            cp drivers/gpio/gpiolib.h .
+            cp drivers/i2c/i2c-stub.c .
+            objs=gpio-sim-main.o
+            if ! grep -q \"^CONFIG_IRQ_SIM=y\" /boot/config-\$KVER; then
+                # irq_to_desc() is not exported to modules; generic_handle_irq() does the same here.
+                sed \"s/handle_simple_irq(irq_to_desc(\\([a-z_]*\\)))/generic_handle_irq(\\1)/\" kernel/irq/irq_sim.c >irq_sim.c
+                objs=\"\$objs irq_sim.o\"
+            fi
+            printf \"obj-m += gpio-sim.o i2c-stub.o\\ngpio-sim-y := %s\\n\" \"\$objs\" >Makefile
+            make -s -C /usr/src/linux-headers-\$KVER M=/tmp/m modules
+            mkdir -p /out && cp gpio-sim.ko i2c-stub.ko /out/
+        "
+    ' _ "$root" "$kver" "$series" "$mirror"
+}
+stamp="kver=$kver recipe=$(declare -f build_modules | sha256sum | cut -c1-12)"
+if [ -f "$out/stamp" ] && [ "$(cat "$out/stamp")" = "$stamp" ] && [ -s "$out/gpio-sim.ko" ] && [ -s "$out/i2c-stub.ko" ]; then
+    echo "rig-modules: cache: hit, gpio-sim.ko and i2c-stub.ko for $kver in $out" >&2
+    exit 0
+fi
+t0=$SECONDS
+rm -f "$out/stamp" "$out/kver"
+build_modules
+grep -aq "vermagic=$kver " "$root/out/gpio-sim.ko" || { echo "rig-modules: gpio-sim.ko is not for $kver" >&2; exit 1; }
 cp "$root/out/gpio-sim.ko" "$root/out/i2c-stub.ko" "$out/"
-echo "$kver" >"$out/kver"
-echo "rig-modules: gpio-sim.ko and i2c-stub.ko for $kver in $out" >&2
+echo "$stamp" >"$out/stamp"
+echo "rig-modules: cache: made, gpio-sim.ko and i2c-stub.ko for $kver in $out ($((SECONDS - t0)) s)" >&2

@@ -26,8 +26,9 @@
 # Environment: what run.sh and prepare.sh take (UNWIND_RIG_CACHE, UNWIND_RIG_KVER, ...);
 # UNWIND_RIG_TIMEOUT defaults to 300 s per guest here.
 #
-# Binaries under /tmp (which the guest replaces with its own tmpfs) are copied, with the resource
-# bundles beside them, into a .build-kernel-rig.* directory of the package for the run.
+# Binaries under /tmp (which the guest replaces with its own tmpfs) and outside the checkout are
+# copied, with the resource bundles beside them, into a .build-kernel-rig.* directory of the
+# checkout for the run; run.sh shares a checkout that is itself under /tmp with the guest.
 #
 # Exits 0 when every stage passed, 1 when a test failed, 2 on a usage error; prints one summary
 # line per stage with its time.
@@ -150,12 +151,14 @@ for f in "${binaries[@]}"; do
     fi
 done
 
-# The guest has its own /tmp, /run, /proc, /sys and /dev: a binary there is copied for the run.
+# The guest has its own /tmp, /run, /proc, /sys and /dev: a binary there is copied for the run,
+# into the checkout, which run.sh shares with the guest wherever it lies.
 seen_path=
 guest_visible() { # path -> $seen_path: the same binary at a path the guest sees (a copy if needed)
     local real dir
     real=$(realpath "$1")
     case $real in
+    "$(realpath "$root")"/*) seen_path=$real ;;
     /tmp/* | /run/* | /proc/* | /sys/* | /dev/*)
         if [ -z "$staging" ]; then
             staging=$(mktemp -d "$root/.build-kernel-rig.XXXXXX")

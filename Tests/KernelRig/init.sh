@@ -38,7 +38,7 @@ die() {
     power_off
 }
 
-# RIG_GPIO_LINES, RIG_GPIO_LABEL, RIG_GPIO_NAMES, RIG_I2C_ADDRS, RIG_9P_MSIZE, RIG_DEBUG
+# RIG_GPIO_LINES, RIG_GPIO_LABEL, RIG_GPIO_NAMES, RIG_I2C_ADDRS, RIG_9P_MSIZE, RIG_DEBUG, RIG_SHARE
 # shellcheck source=/dev/null
 . /rig/config
 
@@ -108,6 +108,13 @@ if ! { mount -t proc proc "$r/proc" &&
 fi
 if [ -d "$r/run" ]; then
     mount -t tmpfs -o mode=755 tmpfs "$r/run" || die "cannot mount /run in the chroot"
+fi
+# A checkout in the host's /tmp or /run, which the guest's own hide: shared at its path.
+if [ -n "$RIG_SHARE" ]; then
+    if ! { mkdir -p "$r$RIG_SHARE" &&
+        mount -t 9p -o "ro,trans=virtio,version=9p2000.L,msize=$RIG_9P_MSIZE,cache=loose" checkout "$r$RIG_SHARE"; }; then
+        die "cannot mount the checkout $RIG_SHARE over 9p"
+    fi
 fi
 
 # --- loopback -------------------------------------------------------------------------------------

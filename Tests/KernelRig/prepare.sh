@@ -29,32 +29,20 @@ if [ "$(id -u)" -ne 0 ]; then
     as_root=(sudo)
 fi
 
+# shellcheck source-path=SCRIPTDIR source=../../deploy/lib/apt.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../deploy/lib/apt.sh"
+
 apt_updated=0
 apt_update_once() {
     if [ "$apt_updated" -eq 0 ]; then
         log "apt-get update"
-        "${as_root[@]}" apt-get update -qq
+        "${as_root[@]}" flock /run/lock/unwind-apt.lock apt-get update -qq
         apt_updated=1
     fi
 }
 
-missing_packages() {
-    local p
-    for p in "$@"; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || printf '%s\n' "$p"
-    done
-}
-
 install_packages() {
-    local missing
-    mapfile -t missing < <(missing_packages "$@")
-    [ ${#missing[@]} -eq 0 ] && return 0
-    if [ ${#as_root[@]} -gt 0 ] && ! command -v sudo >/dev/null 2>&1; then
-        die "missing packages ${missing[*]}: run as root or install sudo"
-    fi
-    apt_update_once
-    log "installing ${missing[*]}"
-    DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    install_missing "$@" || die "could not install the packages the rig needs"
 }
 
 # The kernel ABI that bookworm's linux-image-amd64 meta package currently points at.
@@ -67,8 +55,13 @@ candidate_version() { # package -> candidate version, empty if unknown
     apt-cache policy "$1" 2>/dev/null | sed -n 's/^ *Candidate: //p' | grep -v '^(none)$' || true
 }
 
-cache_ready() { # dir -> 0 if complete and intact
-    [ -f "$1/READY" ] && (cd "$1" && sha256sum --quiet --strict -c SHA256SUMS >/dev/null 2>&1)
+# The cache's key: the kernel (its directory) and this script's own text without its comments, so a
+# cache made by another recipe is made again.
+recipe=$(grep -v '^[[:space:]]*#' "${BASH_SOURCE[0]}" | sha256sum | cut -c1-12)
+
+cache_ready() { # dir -> 0 if complete, intact and made by this recipe
+    [ -f "$1/READY" ] && (cd "$1" && sha256sum --quiet --strict -c SHA256SUMS >/dev/null 2>&1) &&
+        grep -qx "recipe=$recipe" "$1/info"
 }
 
 # --- which kernel -------------------------------------------------------------------------------
@@ -90,7 +83,7 @@ flock 9 # one prepare at a time per cache
 if cache_ready "$dir"; then
     install_packages "${run_packages[@]}"
     printf '%s\n' "$kver" >"$base/current"
-    log "ready: $dir ($(sed -n 's/^image=//p' "$dir/info"))"
+    log "cache: hit, $dir ($(sed -n 's/^image=//p' "$dir/info"))"
     exit 0
 fi
 
@@ -105,7 +98,7 @@ if [ -z "${UNWIND_RIG_KVER:-}" ]; then
     if cache_ready "$dir"; then
         install_packages "${run_packages[@]}"
         printf '%s\n' "$kver" >"$base/current"
-        log "ready: $dir"
+        log "cache: hit, $dir"
         exit 0
     fi
 fi
@@ -272,6 +265,7 @@ cp "$dir/modules/"* "$stage/lib/modules/"
     printf 'busybox=%s\n' "$(dpkg-query -W -f='${Version}' busybox-static 2>/dev/null || echo unknown)"
     printf 'modules=%s\n' "${order[*]}"
     printf 'prepared=%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    printf 'recipe=%s\n' "$recipe"
 } >"$dir/info"
 (cd "$dir" && sha256sum vmlinuz initramfs.cpio.gz info modules/*) >"$dir/SHA256SUMS"
 touch "$dir/READY"
@@ -279,4 +273,4 @@ if [ "${UNWIND_RIG_KEEP_DEBS:-0}" != 1 ]; then
     rm -rf "$dir/debs"
 fi
 printf '%s\n' "$kver" >"$base/current"
-log "ready: $dir (built in $(($(date +%s) - started)) s)"
+log "cache: made, $dir (built in $(($(date +%s) - started)) s)"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs COMMAND inside a qemu guest (TCG) on a real Debian kernel with a gpio-sim chip and an i2c-stub
 # chip, with the host's root mounted read-only as the guest's root and the current directory the same
-# as here (see README.md beside this file). Run prepare.sh once first.
+# as here (see README.md beside this file). Run prepare.sh once first. The guest has its own /tmp
+# and /run: a checkout there (a newcomer's first clone often is) is shared with the guest as well,
+# read-only at the same path.
 #
 #   Tests/KernelRig/run.sh COMMAND [ARG...]
 #
@@ -50,11 +52,15 @@ gpio_names=${UNWIND_RIG_GPIO_NAMES-$(seq -f 'sim%g' -s ' ' 0 $((gpio_lines - 1))
 i2c_addrs=${UNWIND_RIG_I2C_ADDRS:-0x3c}
 
 cwd=$(pwd -P)
-case $cwd in
-/tmp | /tmp/* | /proc | /proc/* | /sys | /sys/* | /dev | /dev/* | /run | /run/*)
-    fail "the guest has its own $cwd; run from a directory of the host's disk"
-    ;;
-esac
+checkout=$(cd "$here/../.." && pwd -P)
+guest_private() { case $1 in /tmp | /tmp/* | /proc | /proc/* | /sys | /sys/* | /dev | /dev/* | /run | /run/*) return 0 ;; esac; return 1; }
+share=
+if guest_private "$checkout"; then
+    case $checkout in /tmp/* | /run/*) share=$checkout ;; *) fail "the checkout $checkout cannot be shared with the guest" ;; esac
+fi
+if guest_private "$cwd" && ! { [ -n "$share" ] && [[ $cwd == "$share" || $cwd == "$share"/* ]]; }; then
+    fail "the guest has its own $cwd; run from the checkout or a directory of the host's disk"
+fi
 
 quote() { # POSIX shell single-quoting
     local s=${1//\'/\'\\\'\'}
@@ -84,6 +90,7 @@ install -m 0755 "$here/init.sh" "$work/overlay/init"
     printf 'RIG_I2C_ADDRS=%s\n' "$(quote "$i2c_addrs")"
     printf 'RIG_9P_MSIZE=262144\n'
     printf 'RIG_DEBUG=%s\n' "$(quote "${UNWIND_RIG_DEBUG:-0}")"
+    printf 'RIG_SHARE=%s\n' "$(quote "$share")"
 } >"$work/overlay/rig/config"
 {
     for v in PATH LANG LC_ALL ${UNWIND_RIG_PASSENV:-}; do
@@ -108,6 +115,9 @@ base_size=$(stat -c %s "$dir/initramfs.cpio.gz")
     cat "$work/overlay.cpio"
 } >"$work/initrd"
 
+share_args=()
+[ -z "$share" ] || share_args=(-virtfs "local,path=$share,mount_tag=checkout,security_model=none,readonly=on,multidevs=remap")
+
 # --- boot -------------------------------------------------------------------------------------------
 : >"$work/output"
 : >"$work/console"
@@ -120,6 +130,7 @@ timeout -k 5 "$timeout_s" qemu-system-x86_64 \
     -chardev "file,id=console,path=$work/console" -serial chardev:console \
     -chardev "file,id=output,path=$work/output" -serial chardev:output \
     -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+    "${share_args[@]}" \
     -device virtio-rng-pci \
     </dev/null >"$work/qemu.log" 2>&1 &
 qemu_pid=$!

@@ -19,6 +19,8 @@
 #   deploy/arm64/toolchain.sh prepare         # build or check the cache (idempotent, flock'ed)
 #   deploy/arm64/toolchain.sh run SRC -- CMD  # run CMD in the chroot, SRC's files under /src
 #   deploy/arm64/toolchain.sh path            # print the chroot's path
+#   deploy/arm64/toolchain.sh lock-file       # print the lock a caller holds across several runs
+#                                             # (then with UNWIND_ARM64_IN_USE set to the cache root)
 #
 #   UNWIND_ARM64_CACHE    cache root (default ${XDG_CACHE_HOME:-$HOME/.cache}/unwind-arm64)
 #   UNWIND_DEBIAN_MIRROR  Debian mirror (default http://deb.debian.org/debian)
@@ -31,8 +33,6 @@ set -euo pipefail
 base=${UNWIND_ARM64_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/unwind-arm64}
 mirror=${UNWIND_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 root=$base/toolchain
-# Bump when the recipe below changes: a cache made by another recipe is made again.
-recipe=4
 
 log() { printf 'arm64-toolchain: %s\n' "$*" >&2; }
 die() { printf 'arm64-toolchain: error: %s\n' "$*" >&2; exit 1; }
@@ -40,17 +40,8 @@ die() { printf 'arm64-toolchain: error: %s\n' "$*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || die "needs root (debootstrap, chroot, mounts)"
 
 host_packages=(debootstrap qemu-user-static binfmt-support)
-
-install_host_packages() {
-    local missing=() p
-    for p in "${host_packages[@]}"; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-    done
-    [ ${#missing[@]} -eq 0 ] && return 0
-    log "installing ${missing[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-}
+# shellcheck source-path=SCRIPTDIR source=../lib/apt.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/apt.sh"
 
 # aarch64 executables run through qemu-user; with the F flag the interpreter is opened when it is
 # registered, so it works inside the chroot too.
@@ -122,7 +113,7 @@ build_cache() {
     } >"$r/opt/arm64/READY"
     rm -rf "$root"
     mv "$r" "$root"
-    log "made in $((SECONDS - t0)) s ($(du -sh "$root" | cut -f1))"
+    log "cache: made in $((SECONDS - t0)) s ($(du -sh "$root" | cut -f1))"
 }
 
 in_root_at() { local r=$1; shift; chroot "$r" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"; }
@@ -187,6 +178,10 @@ with_mounts() {
     ' _ "$r" "$@"
 }
 
+# The cache's key: the recipe's own text (build_cache and install_sdk, as bash prints them, without
+# comments). A cache made by another recipe is made again.
+recipe=$(declare -f build_cache install_sdk | sha256sum | cut -c1-12)
+
 ready() {
     [ -f "$root/opt/arm64/READY" ] && grep -qx "recipe=$recipe" "$root/opt/arm64/READY" &&
         [ -x "$root/usr/libexec/swift/bin/swift" ] && [ -d "$root/opt/arm64/trixie-sysroot/usr/include" ] &&
@@ -195,12 +190,12 @@ ready() {
 
 prepare() {
     mkdir -p "$base"
-    install_host_packages
+    install_missing "${host_packages[@]}" || die "could not install ${host_packages[*]}"
     enable_binfmt
     exec 9>"$base/.lock"
     flock 9
     if ready; then
-        log "cache ready: $root ($(sed -n 's/^swift=//p' "$root/opt/arm64/READY"))"
+        log "cache: hit, $root ($(sed -n 's/^swift=//p' "$root/opt/arm64/READY"))"
         return 0
     fi
     build_cache
@@ -214,6 +209,12 @@ run_in() {
     shift
     [ "${1:-}" = "--" ] && shift
     ready || die "no toolchain: run '$0 prepare' first"
+    # /src and /build are the chroot's work space: one command at a time uses them. A caller that
+    # runs several in a row (Tests/Arm64/arm64-tests.sh) holds this lock for all of them.
+    if [ "${UNWIND_ARM64_IN_USE:-}" != "$base" ]; then
+        exec 8>"$base/.in-use"
+        flock 8
+    fi
     rm -rf "$root/src"
     mkdir -p "$root/src" "$root/build"
     (cd "$src" && git ls-files -z --cached --others --exclude-standard | xargs -0 -r tar -cf - --no-recursion 2>/dev/null) |
@@ -251,5 +252,6 @@ case "${1:-}" in
     prepare) prepare ;;
     run) shift; [ $# -ge 2 ] || die "usage: $0 run SRC -- CMD..."; enable_binfmt; run_in "$@" ;;
     path) echo "$root" ;;
-    *) echo "usage: $0 prepare | run SRC -- CMD... | path" >&2; exit 2 ;;
+    lock-file) mkdir -p "$base" && echo "$base/.in-use" ;;
+    *) echo "usage: $0 prepare | run SRC -- CMD... | path | lock-file" >&2; exit 2 ;;
 esac

@@ -33,9 +33,6 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 mirror=${UNWIND_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 cache=${UNWIND_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/unwind-image}
-# Bump when the base's package list or its making changes: a cache made by another recipe is
-# made again.
-recipe=1
 suite=trixie
 base_packages=systemd-sysv,udev,kmod,dbus,linux-image-arm64,raspi-firmware,e2fsprogs,dosfstools,iproute2,ifupdown,openssh-server,wpasupplicant,firmware-brcm80211,gpiod,libgpiod3,libi2c0,libqrencode4,adduser,i2c-tools,procps,libstdc++6,zstd
 
@@ -65,15 +62,9 @@ done
 [ -f "$config" ] || die "no configuration $config"
 
 host_packages=(mmdebstrap arch-test qemu-user-static binfmt-support dosfstools mtools fdisk e2fsprogs device-tree-compiler xz-utils)
-missing=()
-for p in "${host_packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-    log "installing ${missing[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+# shellcheck source-path=SCRIPTDIR source=../lib/apt.sh
+. "$here/../lib/apt.sh"
+install_missing "${host_packages[@]}" || die "could not install ${host_packages[*]}"
 [ -e /proc/sys/fs/binfmt_misc/register ] || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
 [ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ] || update-binfmts --enable qemu-aarch64 >/dev/null 2>&1 || true
 [ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ] || die "qemu-aarch64 is not registered with binfmt_misc"
@@ -90,22 +81,54 @@ if [ -z "$deb" ] && [ "$base_only" = 0 ]; then
 fi
 
 # --- the base root, cached --------------------------------------------------------------------
-base=$cache/base-$suite-arm64-r$recipe.tar
-mkdir -p "$cache"
-exec 9>"$cache/.lock"
-flock 9
-if [ ! -s "$base" ]; then
-    log "making the base root ($suite arm64, mmdebstrap under qemu-user; some minutes)"
-    t1=$SECONDS
+# The cache is keyed by what makes it: the suite, the package list and make_base's own text. A
+# change to any of them names a new file, so a root made by another recipe is never used; the
+# file is trusted only when it is a regular file whose stamp (written after its contents were
+# checked) gives the same key and size.
+make_base() { # OUT: the root as an uncompressed tar
     # /boot/firmware exists before the kernel's install, so raspi-firmware's hooks copy the
-    # kernel, its initramfs and the device trees there (they are the boot partition's).
+    # kernel, its initramfs and the device trees there (they are the boot partition's). The
+    # initramfs is made once, at the end (every program that makes it runs under qemu-user, about
+    # two minutes a time): the kernel's own postinst and the trigger after the last hook would
+    # each make it again.
     mmdebstrap --quiet --variant=minbase --architectures=arm64 --components=main,non-free-firmware \
+        --format=tar \
         --aptopt='Acquire::Check-Valid-Until "false"' \
         --include="$base_packages" \
         --setup-hook='mkdir -p "$1/boot/firmware"' \
-        "$suite" "$base.new" "$mirror" >&2 || die "mmdebstrap failed"
-    mv "$base.new" "$base"
-    log "base root made in $((SECONDS - t1)) s ($(du -h "$base" | cut -f1))"
+        --essential-hook='chroot "$1" dpkg-divert --quiet --local --rename --add /usr/sbin/update-initramfs' \
+        --essential-hook='printf "#!/bin/sh\nexit 0\n" >"$1/usr/sbin/update-initramfs" && chmod 755 "$1/usr/sbin/update-initramfs"' \
+        --customize-hook='rm "$1/usr/sbin/update-initramfs" && chroot "$1" dpkg-divert --quiet --local --rename --remove /usr/sbin/update-initramfs' \
+        --customize-hook='chroot "$1" update-initramfs -c -k all' \
+        "$suite" "$1" "$mirror"
+}
+key=$(printf '%s\n' "$suite" "$base_packages" "$(declare -f make_base)" | sha256sum | cut -c1-12)
+base=$cache/base-$suite-arm64-$key.tar
+mkdir -p "$cache"
+exec 9>"$cache/.lock"
+flock 9
+base_ready() {
+    [ -f "$base" ] && [ ! -L "$base" ] && [ -f "$base.ok" ] &&
+        [ "$(cat "$base.ok")" = "key=$key size=$(stat -c %s "$base")" ]
+}
+if base_ready; then
+    log "cache: hit, the base root $base"
+else
+    log "cache: making the base root ($suite arm64, mmdebstrap under qemu-user; some minutes)"
+    t1=$SECONDS
+    rm -rf "$base" "$base.ok" "$cache/making.tar"
+    # The name ends in .tar, and the format is named as well: mmdebstrap takes the format from
+    # the extension, and an unknown one makes a directory.
+    make_base "$cache/making.tar" >&2 || die "mmdebstrap failed (its messages are above)"
+    [ -f "$cache/making.tar" ] || die "mmdebstrap made no tar file"
+    listing=$(tar -tf "$cache/making.tar") || die "the base root is not a readable tar"
+    grep -q '^\./usr/lib/modules/[^/]*/$' <<<"$listing" || die "the base root has no kernel modules"
+    grep -q '^\./boot/firmware/initrd\.img-' <<<"$listing" || die "the base root has no initramfs in /boot/firmware"
+    mv "$cache/making.tar" "$base"
+    echo "key=$key size=$(stat -c %s "$base")" >"$base.ok"
+    # Roots of other recipes are never used again.
+    find "$cache" -maxdepth 1 -name "base-*.tar*" ! -name "$(basename "$base")*" -exec rm -rf {} +
+    log "cache: made, the base root in $((SECONDS - t1)) s ($(du -h "$base" | cut -f1))"
 fi
 flock -u 9
 if [ "$base_only" = 1 ]; then
