@@ -67,7 +67,6 @@ why_failed() {
         echo "${line:-$(tail -n 1 "$1")} (.build/$(basename "$1"))"
     fi
 }
-rx_before=$(rx_bytes)
 preparations=()
 if [ "${UNWIND_SKIP_ARM64:-0}" != 1 ]; then
     prep "arm64 toolchain (Debian sid's Swift, trixie sysroot)" .build/prep-toolchain.log deploy/arm64/toolchain.sh prepare &
@@ -103,15 +102,26 @@ stage() {
     echo "=== $name: $result ($((SECONDS - start)) s)"
     stages+=("$name"$'\t'"$((SECONDS - start))"$'\t'"$result")
 }
-# needs PREPARATION...: one line per preparation a stage needs that failed, before the stage tries
-# it again itself.
+# preparing: whether a line of preparations still runs (one that ended and was not waited for is
+# a zombie, which kill -0 still finds).
+preparing() {
+    local pid
+    for pid in "${preparations[@]}"; do
+        [ -r "/proc/$pid/stat" ] && ! grep -q '^[0-9]* (.*) Z ' "/proc/$pid/stat" && return 0
+    done
+    return 1
+}
+# needs PREPARATION...: waits until each preparation a stage needs has ended (as long as any
+# runs), and says in one line each one that failed, before the stage tries it again itself.
 needs() {
-    local p name result why
+    local p name result why start=$SECONDS
     for p in "$@"; do
+        until cut -f1 "$preps" | grep -qF "$p" || ! preparing; do sleep 1; done
         while IFS=$'\t' read -r name _ result _ why; do
             [[ $name == "$p"* && $result == failed ]] && echo "=== the preparation '$name' failed: $why"
         done <"$preps"
     done
+    [ $((SECONDS - start)) -gt 0 ] && echo "=== waited $((SECONDS - start)) s for: $*"
     return 0
 }
 
@@ -129,19 +139,18 @@ if [ "${UNWIND_SKIP_DEPLOY:-0}" != 1 ]; then
     deployment=$!
 fi
 # The Swift suites hold on a loaded machine (Tests/README.md, "The suite under load"): they run
-# while the preparations finish.
+# while the preparations finish. Each later stage starts once the preparations it needs are done:
+# the arm64 stage first (its cross-compiling shares the machine with the image rig's modules,
+# its timing checks come later), then the kernel rig and the image's boots, whose guests keep
+# time against the host's clock, on a machine the preparations have left.
 stage "swift test" swift test --skip-build
-start=$SECONDS
-wait "${preparations[@]}"
-received=$((($(rx_bytes) - rx_before) / 1048576))
-echo "=== waited $((SECONDS - start)) s more for the preparations (.build/prep-*.log); they and the build received $received MB from the network"
-if [ "${UNWIND_SKIP_RIG:-0}" != 1 ]; then
-    needs "kernel rig"
-    stage "kernel rig" Tests/KernelRig/hardware-tests.sh --scratch-path .build
-fi
 if [ "${UNWIND_SKIP_ARM64:-0}" != 1 ]; then
     needs "arm64 toolchain" "trixie arm64 root"
     stage "arm64 (cross-compiled, tests under qemu-user, package)" Tests/Arm64/arm64-tests.sh
+fi
+if [ "${UNWIND_SKIP_RIG:-0}" != 1 ]; then
+    needs "kernel rig" "the image rig's modules"
+    stage "kernel rig" Tests/KernelRig/hardware-tests.sh --scratch-path .build
 fi
 if [ "${UNWIND_SKIP_IMAGE:-0}" != 1 ]; then
     needs "trixie arm64 root" "the image rig's modules"
@@ -150,6 +159,7 @@ if [ "${UNWIND_SKIP_IMAGE:-0}" != 1 ]; then
     for d in .build/arm64-package/unwind_*_arm64.deb; do [ -f "$d" ] && image_deb=(--deb "$d"); done
     stage "SD-card image (booted in qemu-system-aarch64, power cuts)" Tests/Image/boot-test.sh "${image_deb[@]}"
 fi
+wait "${preparations[@]}"
 if [ -n "${deployment:-}" ]; then
     wait "$deployment"
     cat .build/stage-deployment.log
@@ -172,7 +182,6 @@ printf '%-58s %8s  %-7s %s\n' "preparation (beside the build)" "seconds" "result
 while IFS=$'\t' read -r name secs result how _; do
     printf '%-58s %8s  %-7s %s\n' "$name" "$secs" "$result" "$how"
 done <"$preps"
-echo "the build and the preparations received $received MB from the network"
 
 if [ ${#failed[@]} -gt 0 ]; then
     echo "run-all: failed: ${failed[*]}"
