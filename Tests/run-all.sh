@@ -25,7 +25,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 started=$SECONDS
-rx_bytes() { sed 's/:/ /' /proc/net/dev | awk 'NR > 2 && $1 != "lo" { s += $2 } END { print s + 0 }'; }
+rx_bytes() { sed 's/:/ /' /proc/net/dev | awk 'NR > 2 && $1 != "lo" { s += $2 } END { printf "%.0f\n", s }'; }
 rx_started=$(rx_bytes)
 
 ./deploy/dev-deps.sh || { echo "run-all: installing the dependencies failed" >&2; exit 1; }
