@@ -45,6 +45,13 @@ import UnwindSim
             var badAlert = Self.validState
             badAlert["alert02.txt"] = Array("Mum\n+44 7700 900123\nCall me\n".utf8)
             _ = FileManager.default.createFile(atPath: dir + "/bad-alert.tar", contents: Data(StateArchive.make(badAlert, created: WallTime(secondsSinceEpoch: 0))))
+            // The manifest's time at Int64's ends and beyond the calendar's range.
+            for t in MaintenanceBadInputTests.badCreated {
+                var members = try Tar.read(good).map { ($0.name, $0.data) }
+                let manifest = String(decoding: members[0].1, as: UTF8.self)
+                members[0].1 = Array(manifest.replacingOccurrences(of: "created 1767225600\n", with: "created \(t)\n").utf8)
+                _ = FileManager.default.createFile(atPath: dir + "/created-\(t).tar", contents: Data(Tar.write(members, mtime: 0)))
+            }
             var longHistory = Self.validState
             longHistory["sessionHistory.txt"] = Array((0...100).map { "\(1_767_225_000 + $0 * 600) 60\n" }.joined().utf8)
             _ = FileManager.default.createFile(atPath: dir + "/long-history.tar", contents: Data(StateArchive.make(longHistory, created: WallTime(secondsSinceEpoch: 0))))
@@ -76,9 +83,16 @@ import UnwindSim
     }
 
     static let long161 = String(repeating: "m", count: 161)
+    static let badCreated: [Int64] = [.min, .min + 1, -1, WallTime.calendarRange.upperBound + 1, .max - 1, .max]
 
     /// (arguments, exit status, words of the error)
     static func cases(_ i: Inputs) -> [([String], Int32, String)] {
+        listedCases(i) + badCreated.map { t in
+            (["restore", i.path("created-\(t).tar"), "--yes"], 2, "line 2: created \(t) is not a time a device could have written")
+        }
+    }
+
+    static func listedCases(_ i: Inputs) -> [([String], Int32, String)] {
         [
             // mantras
             (["mantras", "add", ""], 2, "a mantra cannot be empty"),

@@ -24,7 +24,9 @@
 # that setup file and configuration on the boot partition instead of the blank template and the
 # package's default. The root file system without Unwind (mmdebstrap, every package's scripts
 # run under qemu-user) is cached in ${UNWIND_IMAGE_CACHE:-~/.cache/unwind-image}; cold about
-# 6-10 minutes, warm about 2 (the unwind package installed, the partitions made).
+# 7-8 minutes on an idle two-core machine (the initramfs made once), warm about 2 (the unwind
+# package installed, the partitions made). deploy/arm64/package-test.sh installs the package in a
+# copy of the same root.
 # Needs root (chroot) and binfmt_misc; installs what it needs from Debian when it is missing.
 # shellcheck disable=SC2016 # the hooks' and chroots' scripts expand in their own shells
 set -euo pipefail

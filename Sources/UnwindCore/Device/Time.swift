@@ -33,6 +33,17 @@ public struct WallTime: Hashable, Comparable, Sendable {
     public var secondsSinceEpoch: Int64
     public init(secondsSinceEpoch: Int64) { self.secondsSinceEpoch = secondsSinceEpoch }
     public static func < (a: WallTime, b: WallTime) -> Bool { a.secondsSinceEpoch < b.secondsSinceEpoch }
+
+    /// The instants the calendar arithmetic works on: ±2^40 s, about ±34,800 years around 1970.
+    /// A time read from a file, an archive, a PDU or the socket may be anything an Int64 holds;
+    /// local time, dates and zone offsets take one beyond this range at its edge, so no input
+    /// can make them overflow.
+    public static let calendarRange: ClosedRange<Int64> = -(1 << 40)...(1 << 40)
+
+    /// `t` within `calendarRange`.
+    public static func calendarClamped(_ t: Int64) -> Int64 {
+        min(max(t, calendarRange.lowerBound), calendarRange.upperBound)
+    }
 }
 
 /// What the core is told "now" is: both clocks, read once by the edge.

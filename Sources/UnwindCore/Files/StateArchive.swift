@@ -110,7 +110,8 @@ public enum StateArchive {
         for n in names { manifest += "file \(n) \(files[n]!.count) \(hex8(CRC32.of(files[n]!)))\n" }
         var members: [(String, [UInt8])] = [(manifestName, Array(manifest.utf8))]
         for n in names { members.append((n, files[n]!)) }
-        return Tar.write(members, mtime: created.secondsSinceEpoch)
+        // A tar header's mtime holds 11 octal digits, none of them a sign.
+        return Tar.write(members, mtime: min(max(created.secondsSinceEpoch, 0), 0o777_7777_7777))
     }
 
     /// The files of a valid archive (name → bytes), after every check above. The contents are
@@ -150,6 +151,10 @@ public enum StateArchive {
         if version > formatVersion { throw .newerFormat(version) }
         guard lines.count >= 2, lines[1].hasPrefix("created "), let t = Int64(lines[1].dropFirst(8)) else {
             throw .manifest("line 2: \"created <unix seconds>\" expected")
+        }
+        // A device writes its clock here: never before 1970, never beyond the calendar's range.
+        guard (0...WallTime.calendarRange.upperBound).contains(t) else {
+            throw .manifest("line 2: created \(t) is not a time a device could have written (0 to \(WallTime.calendarRange.upperBound) seconds since 1970)")
         }
         var listed: [String: (Int, UInt32)] = [:]
         for (i, line) in lines.enumerated().dropFirst(2) {

@@ -31,8 +31,10 @@ public struct LocalTimeZone: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { name }
 
-    /// Seconds east of UTC at `t` (seconds since the epoch).
+    /// Seconds east of UTC at `t` (seconds since the epoch; beyond `WallTime.calendarRange`, at
+    /// its edge).
     public func offset(at t: Int64) -> Int64 {
+        let t = WallTime.calendarClamped(t)
         guard let last = transitions.last else { return Int64(rule?.offset(at: t) ?? initialOffset) }
         if t >= last, let rule { return Int64(rule.offset(at: t)) }
         guard t >= transitions[0] else { return Int64(initialOffset) }
@@ -41,6 +43,8 @@ public struct LocalTimeZone: Sendable, Equatable, CustomStringConvertible {
 
     /// The first instant after `t` at which the offset may change; nil when it never does.
     public func nextChange(after t: Int64) -> Int64? {
+        guard t < WallTime.calendarRange.upperBound else { return nil }
+        let t = WallTime.calendarClamped(t)
         if let last = transitions.last, t < last {
             if t < transitions[0] { return transitions[0] }
             return transitions[lastIndex(atOrBefore: t) + 1]

@@ -147,8 +147,10 @@ public enum CheckInFile {
 public enum CivilDate {
     public static let monthAbbreviations = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
-    /// The local day (days since 1970-01-01) and second of that day at `t` in `zone`.
+    /// The local day (days since 1970-01-01) and second of that day at `t` in `zone` (beyond
+    /// `WallTime.calendarRange`, at its edge).
     public static func local(_ t: Int64, in zone: LocalTimeZone) -> (day: Int64, second: Int64) {
+        let t = WallTime.calendarClamped(t)
         let local = t + zone.offset(at: t)
         let day = (local >= 0 ? local : local - 86_399) / 86_400
         return (day, local - day * 86_400)

@@ -471,7 +471,8 @@ public enum StatusAnswer {
     }
 
     static func localSeconds(_ t: WallTime, _ zone: LocalTimeZone) -> Int64 {
-        t.secondsSinceEpoch + zone.offset(at: t.secondsSinceEpoch)
+        let t = WallTime.calendarClamped(t.secondsSinceEpoch)
+        return t + zone.offset(at: t)
     }
 
     static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 { (a - floorMod(a, b)) / b }

@@ -303,7 +303,7 @@ public final class Outbox {
         while i < lines.count {
             let rest = try field("attempt")
             let parts = rest.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts.count == 2, let t = Int64(parts[0]) else { throw .malformed("attempt", line: i) }
+            guard parts.count == 2, let t = Int64(parts[0]), WallTime.calendarRange.contains(t) else { throw .malformed("attempt", line: i) }
             history.append(OutboxAttempt(at: WallTime(secondsSinceEpoch: t), problem: String(parts[1])))
         }
         var entry = OutboxEntry(id: id, created: WallTime(secondsSinceEpoch: Int64(created)), sequence: sequence, slot: slot,
