@@ -17,7 +17,6 @@ set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 toolchain=$here/toolchain.sh
-mirror=${UNWIND_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 work=$(mktemp -d)
 trap 'umount -R "$work/c/proc" 2>/dev/null; umount -R "$work/c/dev" 2>/dev/null; rm -rf --one-file-system "$work"' EXIT
 
