@@ -6,8 +6,13 @@ import UnwindCore
 extension DeviceStatus {
     static func help(_ s: DeviceState, settings: DeviceSettings, now: Moment) -> StatusReport.Help {
         let a = s.panic.aftercare
+        // Ready means a PANIC would reach someone: the modem able to send, and a contact to send to.
+        let reachesSomeone = s.panic.slots.contains { if case .ready = $0 { true } else { false } }
+        var readinessProblems = s.panic.readiness.current?.problems.map(\.description) ?? []
+        if !reachesSomeone { readinessProblems.insert("no alert contacts are set, so a PANIC would reach nobody", at: 0) }
         let readiness: String
         switch s.panic.readiness.current {
+        case _ where !reachesSomeone: readiness = "not ready"
         case nil: readiness = "unknown"
         case let r? where r.isReady: readiness = "ready"
         case .some: readiness = "not ready"
@@ -54,7 +59,7 @@ extension DeviceStatus {
             if case .failed(let why) = t.outcome, !why.isEmpty { monthly += " (\(why))" }
         }
         return StatusReport.Help(
-            readiness: readiness, readinessProblems: s.panic.readiness.current?.problems.map(\.description) ?? [],
+            readiness: readiness, readinessProblems: readinessProblems,
             alertsFor: a.purpose?.rawValue, contacts: s.panic.progress.map(contact),
             repliesShown: a.replies.count, escalation: escalation, calls: calls,
             allClear: a.allClear.map(contact), checkIn: checkIn, monthlyTest: monthly,
