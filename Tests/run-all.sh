@@ -37,8 +37,8 @@ rx_started=$(rx_bytes)
 # build, in two lines: the toolchain, which mostly waits on the network, beside the rest, which
 # mostly computes (host packages are installed one apt-get at a time, deploy/lib/apt.sh). Each
 # takes its cache's lock and keys its cache by what it holds, and its stage prepares again
-# (idempotent, with its messages), so a failure here is said there. The tests start only once
-# they are done: the tests' timing checks want the machine to themselves.
+# (idempotent, with its messages), so a failure here is said there. Each stage waits for the
+# preparations it needs (needs, below), and for no other.
 mkdir -p .build
 preps=.build/preparations.tsv
 : >"$preps"
@@ -102,12 +102,12 @@ stage() {
     echo "=== $name: $result ($((SECONDS - start)) s)"
     stages+=("$name"$'\t'"$((SECONDS - start))"$'\t'"$result")
 }
-# preparing: whether a line of preparations still runs (one that ended and was not waited for is
-# a zombie, which kill -0 still finds).
-preparing() {
+# running PID...: whether any of them still runs (one that ended and was not waited for is a
+# zombie, which kill -0 still finds).
+running() {
     local pid
-    for pid in "${preparations[@]}"; do
-        [ -r "/proc/$pid/stat" ] && ! grep -q '^[0-9]* (.*) Z ' "/proc/$pid/stat" && return 0
+    for pid in "$@"; do
+        [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] && ! grep -q '^[0-9]* (.*) Z ' "/proc/$pid/stat" && return 0
     done
     return 1
 }
@@ -116,7 +116,7 @@ preparing() {
 needs() {
     local p name result why start=$SECONDS
     for p in "$@"; do
-        until cut -f1 "$preps" | grep -qF "$p" || ! preparing; do sleep 1; done
+        until cut -f1 "$preps" | grep -qF "$p" || ! running "${preparations[@]}"; do sleep 1; done
         while IFS=$'\t' read -r name _ result _ why; do
             [[ $name == "$p"* && $result == failed ]] && echo "=== the preparation '$name' failed: $why"
         done <"$preps"
@@ -139,35 +139,49 @@ if [ "${UNWIND_SKIP_DEPLOY:-0}" != 1 ]; then
     deployment=$!
 fi
 # The Swift suites hold on a loaded machine (Tests/README.md, "The suite under load"): they run
-# while the preparations finish. Each later stage starts once the preparations it needs are done:
-# the arm64 stage first (its cross-compiling shares the machine with the image rig's modules,
-# its timing checks come later), then the kernel rig and the image's boots, whose guests keep
-# time against the host's clock, on a machine the preparations have left.
+# while the preparations finish. Each later stage starts once the preparations it needs are
+# done. The arm64 stage builds its package first and the SD-card image's stage starts with it,
+# beside the rest of the arm64 stage (the package's single-threaded steps and the emulated
+# machine's waits leave a core free); the kernel rig comes last, its guest's timing checks on
+# a machine the others have left.
 stage "swift test" swift test --skip-build
+rm -rf .build/arm64-package
 if [ "${UNWIND_SKIP_ARM64:-0}" != 1 ]; then
     needs "arm64 toolchain" "trixie arm64 root"
-    stage "arm64 (cross-compiled, tests under qemu-user, package)" Tests/Arm64/arm64-tests.sh
+    stage "arm64 (cross-compiled, tests under qemu-user, package)" Tests/Arm64/arm64-tests.sh >.build/stage-arm64.log 2>&1 &
+    arm64=$!
+    echo "=== the arm64 stage runs beside the next ones; its output follows when it ends (.build/stage-arm64.log)"
+fi
+if [ "${UNWIND_SKIP_IMAGE:-0}" != 1 ]; then
+    needs "trixie arm64 root" "the image rig's modules"
+    # The package the arm64 stage builds first; without it, the image stage builds one.
+    start=$SECONDS
+    until compgen -G ".build/arm64-package/unwind_*_arm64.deb" >/dev/null || ! running "${arm64:-}"; do sleep 2; done
+    [ -n "${arm64:-}" ] && echo "=== waited $((SECONDS - start)) s for the arm64 package"
+    image_deb=()
+    for d in .build/arm64-package/unwind_*_arm64.deb; do [ -f "$d" ] && image_deb=(--deb "$d"); done
+    stage "SD-card image (booted in qemu-system-aarch64, power cuts)" Tests/Image/boot-test.sh "${image_deb[@]}"
+fi
+# join_stage NAME PID LOG: a stage that ran beside the others: its output, its verdict in the table.
+join_stage() {
+    local name=$1 pid=$2 log=$3 result secs
+    wait "$pid"
+    cat "$log"
+    result=$(sed -n "s/^=== $name: \([A-Za-z]*\) .*/\1/p" "$log" | tail -n 1)
+    secs=$(sed -n "s/^=== $name: [A-Za-z]* (\([0-9]*\) s)/\1/p" "$log" | tail -n 1)
+    stages+=("$name (beside the others)"$'\t'"${secs:-?}"$'\t'"${result:-FAILED}")
+    [ "${result:-}" = passed ] || failed+=("$name")
+}
+if [ -n "${arm64:-}" ]; then
+    join_stage "arm64 (cross-compiled, tests under qemu-user, package)" "$arm64" .build/stage-arm64.log
 fi
 if [ "${UNWIND_SKIP_RIG:-0}" != 1 ]; then
     needs "kernel rig" "the image rig's modules"
     stage "kernel rig" Tests/KernelRig/hardware-tests.sh --scratch-path .build
 fi
-if [ "${UNWIND_SKIP_IMAGE:-0}" != 1 ]; then
-    needs "trixie arm64 root" "the image rig's modules"
-    # The package the arm64 stage built; without that stage, the image stage builds one.
-    image_deb=()
-    for d in .build/arm64-package/unwind_*_arm64.deb; do [ -f "$d" ] && image_deb=(--deb "$d"); done
-    stage "SD-card image (booted in qemu-system-aarch64, power cuts)" Tests/Image/boot-test.sh "${image_deb[@]}"
-fi
 wait "${preparations[@]}"
 if [ -n "${deployment:-}" ]; then
-    wait "$deployment"
-    cat .build/stage-deployment.log
-    # The background stage's own verdict, in its last line.
-    result=$(sed -n 's/^=== deployment: \([A-Z]*\).*/\1/p' .build/stage-deployment.log | tail -n 1)
-    secs=$(sed -n 's/^=== deployment: [A-Z]* (\([0-9]*\) s)/\1/p' .build/stage-deployment.log | tail -n 1)
-    stages+=("deployment (beside the others)"$'\t'"${secs:-?}"$'\t'"${result:-FAILED}")
-    [ "${result:-}" = passed ] || failed+=("deployment")
+    join_stage deployment "$deployment" .build/stage-deployment.log
 fi
 
 # --- the table ------------------------------------------------------------------------------------

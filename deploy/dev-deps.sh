@@ -12,21 +12,6 @@ if ! command -v swift >/dev/null 2>&1; then
     exit 1
 fi
 
-missing=()
-for p in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-[ ${#missing[@]} -eq 0 ] && exit 0
-
-if ! command -v apt-get >/dev/null 2>&1; then
-    echo "dev-deps: missing ${missing[*]}, and this is not a Debian system: install them by hand." >&2
-    exit 1
-fi
-sudo=()
-if [ "$(id -u)" -ne 0 ]; then
-    command -v sudo >/dev/null 2>&1 || { echo "dev-deps: run as root or install sudo to install: ${missing[*]}" >&2; exit 1; }
-    sudo=(sudo)
-fi
-echo "dev-deps: installing ${missing[*]}"
-"${sudo[@]}" apt-get update -qq
-DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${missing[@]}"
+# shellcheck source-path=SCRIPTDIR source=lib/apt.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
+install_missing "${packages[@]}" || { echo "dev-deps: the build and test libraries could not be installed" >&2; exit 1; }

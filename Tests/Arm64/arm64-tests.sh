@@ -21,6 +21,8 @@
 #   5. deploy/arm64/build-deb.sh: the arm64 release (static Swift runtime) and its package,
 #      lintian, then install / upgrade / remove / purge in an arm64 trixie chroot (emulated),
 #      and the package's figures (sizes, start-up instructions, memory).
+# They run in the order 1, 5, 4 (the build and the suite), 2, 3, then 4's kernel rig: the package
+# first, because the SD-card image's stage waits for it and runs beside the rest (run-all.sh).
 # Why cross-compile and emulate only the tests: an emulated Swift build of Unwind on two cores
 # took about 45 minutes to get half way (the issue's own measurement); cross-compiling the
 # package and its tests takes 3 minutes (the dependencies fetched) to 7 (cold), and step 3's
@@ -121,21 +123,25 @@ amd64_rig() {
 
 step "toolchain (Debian sid Swift, arm64 sysroot, qemu-user)" "$toolchain" prepare
 if [ ${#failed[@]} -eq 0 ]; then
-    step "cross-compile for aarch64 (Debian's Swift 6.2, trixie sysroot)" cross_build
-    if [ ${#failed[@]} -eq 0 ] && [ "${UNWIND_ARM64_TESTS:-board}" != 0 ]; then
-        step "the Swift suites on aarch64 (qemu-user; ${UNWIND_ARM64_TESTS:-board})" emulated_tests
+    # The package first: the SD-card image's stage waits for it (Tests/run-all.sh), and runs
+    # beside the steps after it.
+    if [ "${UNWIND_ARM64_SKIP_PACKAGE:-0}" != 1 ]; then
+        step "the arm64 package: build, lintian, install in an arm64 chroot" "$repo/deploy/arm64/package-test.sh"
     fi
     if [ "${UNWIND_ARM64_SKIP_AMD64:-0}" != 1 ]; then
         step "native amd64 build on sid (glibc 2.42+, libgpiod 2, Debian's Swift)" amd64_build
         if [[ " ${failed[*]} " != *" native amd64 build"* ]]; then
             step "every Swift suite on amd64 sid" amd64_suite
-            if [ "${UNWIND_ARM64_SKIP_AMD64_RIG:-0}" != 1 ]; then
-                step "kernel rig with sid's libgpiod 2 (the v2 shim on gpio-sim)" amd64_rig
-            fi
         fi
     fi
-    if [ "${UNWIND_ARM64_SKIP_PACKAGE:-0}" != 1 ]; then
-        step "the arm64 package: build, lintian, install in an arm64 chroot" "$repo/deploy/arm64/package-test.sh"
+    step "cross-compile for aarch64 (Debian's Swift 6.2, trixie sysroot)" cross_build
+    if [[ " ${failed[*]} " != *" cross-compile"* ]] && [ "${UNWIND_ARM64_TESTS:-board}" != 0 ]; then
+        step "the Swift suites on aarch64 (qemu-user; ${UNWIND_ARM64_TESTS:-board})" emulated_tests
+    fi
+    # Last: by then the image's boots are over, and the rig's guest has the machine's time.
+    if [ "${UNWIND_ARM64_SKIP_AMD64:-0}" != 1 ] && [ "${UNWIND_ARM64_SKIP_AMD64_RIG:-0}" != 1 ] &&
+        [[ " ${failed[*]} " != *" native amd64 build"* ]]; then
+        step "kernel rig with sid's libgpiod 2 (the v2 shim on gpio-sim)" amd64_rig
     fi
 fi
 

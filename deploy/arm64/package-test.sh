@@ -38,9 +38,11 @@ if "$here/build-deb.sh" --out "$work/debs" >"$work/build1.out" 2>&1; then
     v1=$(ls "$work"/debs/unwind_*_arm64.deb)
     version=$(dpkg-deb -f "$v1" Version)
     # Kept for the image's boot test (Tests/Image, the next stage), so it is built once a run.
+    # Whole or not at all: the image's stage starts as soon as it is there (Tests/run-all.sh).
     mkdir -p "$repo/.build/arm64-package"
     rm -f "$repo"/.build/arm64-package/unwind_*_arm64.deb
-    cp "$v1" "$repo/.build/arm64-package/"
+    cp "$v1" "$repo/.build/arm64-package/copying.tmp"
+    mv "$repo/.build/arm64-package/copying.tmp" "$repo/.build/arm64-package/$(basename "$v1")"
     ok "deploy/arm64/build-deb.sh: $(basename "$v1") ($(du -h "$v1" | cut -f1), $((SECONDS - t0)) s)"
 else
     bad "deploy/arm64/build-deb.sh" "$work/build1.out"
