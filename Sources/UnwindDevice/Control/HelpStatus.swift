@@ -9,7 +9,10 @@ extension DeviceStatus {
         // Ready means a PANIC would reach someone: the modem able to send, and a contact to send to.
         let reachesSomeone = s.panic.slots.contains { if case .ready = $0 { true } else { false } }
         var readinessProblems = s.panic.readiness.current?.problems.map(\.description) ?? []
-        if !reachesSomeone { readinessProblems.insert("no alert contacts are set, so a PANIC would reach nobody", at: 0) }
+        if !reachesSomeone {
+            readinessProblems.insert("no alert contacts are set, so a PANIC would reach nobody", at: 0)
+            if s.panic.readiness.current == nil { readinessProblems.append("the modem's readiness is not known yet") }
+        }
         let readiness: String
         switch s.panic.readiness.current {
         case _ where !reachesSomeone: readiness = "not ready"
