@@ -40,6 +40,11 @@ public struct ModemTimeouts: Equatable, Sendable {
     public var reset: Duration = .seconds(20)
     /// Boot messages this close to the previous one belong to the same restart.
     public var bootSettle: Duration = .seconds(10)
+    /// A modem finishes its own start-up well after its first words (SIM800's Call Ready and SMS
+    /// Ready, EC25's +QIND: SMS DONE, SIM7600's SMS DONE and PB DONE: seconds to a minute after
+    /// RDY or START). Those lines this soon after the modem's last start, or after the device
+    /// first spoke to it, are that start finishing, not a restart.
+    public var lateStartup: Duration = .seconds(120)
     /// AT+CMGL: listing a SIM's store can be slow (SIM800: up to 20 s).
     public var store: Duration = .seconds(20)
     /// AT+CMGR, AT+CMGD: one message (SIM800: up to 5 s). An alert waits for one in flight.

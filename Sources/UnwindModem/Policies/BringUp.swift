@@ -53,6 +53,8 @@ struct BringUp {
     /// Nothing is sent before then (a SIM not ready, a modem that does not answer, a restart).
     private(set) var waitUntil: Instant?
     var lastBoot: Instant?
+    /// When the device first spoke to this modem (its first set-up began).
+    private var firstSpoken: Instant?
     /// Set by a submit that failed after AT+CMGS went out: its answer may still come, so the
     /// resynchronisation takes only a clean `OK` to `AT` (nothing else in its window) as the
     /// line being quiet.
@@ -110,6 +112,7 @@ struct BringUp {
 
     /// From the top: ESC + CR, `AT`, and (`fullInit`) every start-up step.
     mutating func beginSync(fullInit: Bool, _ ctx: inout PolicyContext) {
+        if firstSpoken == nil { firstSpoken = ctx.now }
         stage = .syncing
         syncAttempts = 0
         waitUntil = nil
@@ -155,6 +158,9 @@ struct BringUp {
         case unexpected
     }
 
+    /// What a modem says first when it starts (SIM800 and Quectel: RDY; SIMCom LTE: START).
+    static let firstWords: Set<String> = ["RDY", "START"]
+
     mutating func booted(_ line: String, restartInFlight: Bool, _ ctx: inout PolicyContext) -> Boot {
         if stage == .resetting || restartInFlight {
             logger.notice("modem restarted after AT+CFUN=1,1 (\(line))")
@@ -164,6 +170,12 @@ struct BringUp {
         if let last = lastBoot, ctx.now - last < configuration.timeouts.bootSettle {
             lastBoot = ctx.now
             logger.info("modem: \(line)")
+            return .sameBoot
+        }
+        // RDY and START are a modem's first words after power-on; the other start-up lines come
+        // later in the same start, often after the device has set the modem up.
+        if !Self.firstWords.contains(line), let since = lastBoot ?? firstSpoken, ctx.now - since < configuration.timeouts.lateStartup {
+            logger.info("modem: \(line) (its start-up finishing, not a restart)")
             return .sameBoot
         }
         lastBoot = ctx.now

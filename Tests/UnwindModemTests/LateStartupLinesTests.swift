@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+import UnwindSimulatedHardware
+import UnwindCore
+import UnwindModem
+
+/// A modem powered on with the board says RDY (or START) first, then finishes its own start-up
+/// seconds to a minute later: SIM800's Call Ready and SMS Ready, EC25's +QIND: SMS DONE,
+/// SIM7600's SMS DONE and PB DONE, often after the device has set it up. Those are not a
+/// restart: no "restarted on its own" for the maintainer, no second set-up. A restart is still
+/// one: RDY at any time, and the same lines long after the modem's start (a SIM800 at autobaud
+/// restarts without RDY).
+@Suite struct LateStartupLinesTests {
+    static func rig() throws -> ModemRig {
+        try ModemRig(configure: { $0.timeouts.lateStartup = .seconds(3) })
+    }
+
+    @Test(arguments: [["+QIND: SMS DONE"], ["SMS DONE", "PB DONE"], ["Call Ready", "SMS Ready"], ["+QIND: \"PB DONE\""]])
+    func theModemsOwnStartUpFinishingIsNotARestart(_ lines: [String]) throws {
+        let rig = try Self.rig()
+        #expect(rig.ready())
+        let setUp = rig.transcript
+        rig.run(for: .seconds(1))
+        rig.sim.inject(lines)
+        rig.run(for: .milliseconds(500))
+        #expect(rig.settle())
+        #expect(rig.modem.status.restarts == 0)
+        #expect(rig.transcript == setUp, "set up again after \(lines)")
+        #expect(rig.modem.status.link == .ready)
+    }
+
+    @Test func theSameLinesLongAfterTheStartAreARestart() throws {
+        let rig = try Self.rig()
+        #expect(rig.ready())
+        rig.run(for: .seconds(4))
+        rig.sim.inject(["SMS Ready"])
+        #expect(rig.run(until: { rig.modem.status.restarts == 1 }))
+        #expect(rig.ready())
+    }
+
+    @Test func rdyIsARestartSoonAfterTheStartToo() throws {
+        let rig = try Self.rig()
+        #expect(rig.ready())
+        rig.run(for: .seconds(1))
+        rig.sim.inject(["RDY"])
+        #expect(rig.run(until: { rig.modem.status.restarts == 1 }))
+        #expect(rig.ready())
+    }
+}
