@@ -111,6 +111,33 @@ func localTimeText(_ t: Int64, zone: LocalTimeZone = boardZone) -> String {
         + "\(two(second / 3600)):\(two(second / 60 % 60))"
 }
 
+/// How long before `now` the instant `t` was, in people's words: "just now", "40 s ago",
+/// "12 min ago", "3 h 5 min ago", "2 days 4 h ago"; a `t` after `now` (the clock was set back
+/// since) says so instead of a negative time.
+func agoText(_ t: Int64, now: Int64) -> String {
+    let (d, overflow) = now.subtractingReportingOverflow(t)
+    if overflow || d < 0 { return "later than the clock's now: the clock was set back since" }
+    return durationText(d) + " ago"
+}
+
+/// A length of time in people's words: "just now" under a second, then s, min, h, days.
+func durationText(_ d: Int64) -> String {
+    switch d {
+    case ..<1: return "just now"
+    case ..<60: return "\(d) s"
+    case ..<3600: return "\(d / 60) min"
+    case ..<86_400: return d % 3600 / 60 == 0 ? "\(d / 3600) h" : "\(d / 3600) h \(d % 3600 / 60) min"
+    default:
+        let days = d / 86_400, h = d % 86_400 / 3600
+        return "\(days) day\(days == 1 ? "" : "s")" + (h == 0 ? "" : " \(h) h")
+    }
+}
+
+/// A moment in the board's local time and how long ago it was: "Fri 27 Nov 2026 05:07, 3 h ago".
+func momentText(_ t: Int64, now: Int64) -> String {
+    "\(localTimeText(t)), \(agoText(t, now: now))"
+}
+
 /// RFC 3339's internet date-time in `zone`: 2026-11-27T05:07:00Z, 2026-11-26T21:07:00-08:00.
 func internetTimeText(_ t: Int64, zone: LocalTimeZone) -> String {
     let (day, second) = CivilDate.local(t, in: zone)

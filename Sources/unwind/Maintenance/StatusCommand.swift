@@ -51,8 +51,11 @@ struct StatusCommand: ParsableCommand {
             for line in json.split(separator: "\n", omittingEmptySubsequences: false) { say(String(line)) }
             return
         }
-        let up = s.now - s.startedAt
-        say("Device:    running (pid \(s.pid), up \(up >= 3600 ? "\(up / 3600) h \(up / 60 % 60) min" : "\(up / 60) min \(up % 60) s")), state in \(s.stateDirectory)")
+        // The wall clock may have been set since the start: a start "later than now" is said so.
+        let (up, overflow) = s.now.subtractingReportingOverflow(s.startedAt)
+        let upText = overflow || up < 0 ? "up since \(localTimeText(s.startedAt)) by a clock since set back"
+            : "up \(up >= 3600 ? "\(up / 3600) h \(up / 60 % 60) min" : "\(up / 60) min \(up % 60) s")"
+        say("Device:    running (pid \(s.pid), \(upText)), state in \(s.stateDirectory)")
         sayIfInMemory(s.stateDirectory)
         say("Screen:    \(s.page) page\(s.overlay == "none" ? "" : ", showing \(s.overlay)"); display \(s.display)"
             + (s.displayHealth.map { ", panel \($0)" } ?? ""))
@@ -63,7 +66,7 @@ struct StatusCommand: ParsableCommand {
         say("Reminder:  \(s.reminder)" + (s.reminder == "never" ? ""
             : s.nextReminder.map { "; next \(localTimeText($0))" } ?? "; waiting for the clock to be synchronised"))
         say("Alerts:    " + s.alertSlots.enumerated().map { "\($0.offset + 1) \($0.element)" }.joined(separator: " · "))
-        if let h = s.help { sayHelp(h) }
+        if let h = s.help { sayHelp(h, now: s.now) }
         if let modem = s.modem {
             say("Modem:     \(modem.link) on \(modem.port); SIM \(modem.sim); \(modem.registration); signal \(modem.signal)"
                 + (modem.operatorName.map { "; operator \($0)" } ?? ""))
@@ -130,10 +133,10 @@ struct StatusCommand: ParsableCommand {
     }
 
     /// What followed the last alerts, as the person's screen shows it; then readiness and the checks.
-    private func sayHelp(_ h: StatusReport.Help) {
+    private func sayHelp(_ h: StatusReport.Help, now: Int64) {
         say("Readiness: \(h.readiness)" + (h.readinessProblems.isEmpty ? "" : ": " + h.readinessProblems.joined(separator: "; "))
-            + (h.readinessSince.map { " (since \($0), seconds since 1970)" } ?? ""))
-        for p in h.problems ?? [] { say("Problem:   \(p.words) (\(p.name), since \(p.since), seconds since 1970)") }
+            + (h.readinessSince.map { " (since \(momentText($0, now: now)))" } ?? ""))
+        for p in h.problems ?? [] { say("Problem:   \(p.words) (\(p.name), since \(momentText(p.since, now: now)))") }
         if let why = h.alertsFor {
             func line(_ c: StatusReport.Contact) -> String {
                 "\(c.slot) \(c.name) \(c.state)" + (c.detail.map { " (\($0))" } ?? "") + (c.acknowledged ? ", replied" : "")
