@@ -33,6 +33,14 @@ public enum ConfigurationFile {
         /// Parsed, and wrong: every problem, one per key.
         case invalid(ConfigErrors)
 
+        /// Whether the words quote what the file holds (a value, a line of it, a character of it).
+        public var quotesTheFile: Bool {
+            switch self {
+            case .unreadable, .notARegularFile, .tooLarge: false
+            case .notUTF8, .controlCharacter, .invalid: true
+            }
+        }
+
         /// 1: the file could not be read; 2: it was read and is not a configuration.
         public var exitCode: Int32 {
             if case .unreadable = self { return 1 }
@@ -41,11 +49,36 @@ public enum ConfigurationFile {
 
         /// What to print, one line each (the path first), most often a single line.
         public var lines: [String] {
+            if let said = throughALink { return [said] }
             if case .invalid(let errors) = self { return errors.problems.map { "\(errors.path): \($0)" } }
             return [description]
         }
 
+        /// The path the person gave.
+        var path: String {
+            switch self {
+            case .unreadable(let path, _), .notARegularFile(let path, _), .tooLarge(let path, _), .notUTF8(let path, _, _, _),
+                 .controlCharacter(let path, _, _, _):
+                path
+            case .invalid(let errors): errors.path
+            }
+        }
+
+        /// A file reached through a symbolic link may be any file at all, one the person reading
+        /// this may read and the link's owner may not: what would quote it is said without it.
+        var throughALink: String? {
+            guard quotesTheFile else { return nil }
+            var info = stat()
+            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK else { return nil }
+            var target = [CChar](repeating: 0, count: 4096)
+            let n = readlink(path, &target, target.count - 1)
+            let to = n > 0 ? " (to \(TextSafety.oneLine(String(decoding: target[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self), limit: 200)))" : ""
+            return "the configuration \(path) is a symbolic link\(to), and the file it reaches is not a valid configuration; "
+                + "nothing of that file is shown here: check it by its own path"
+        }
+
         public var description: String {
+            if let said = throughALink { return said }
             switch self {
             case .unreadable(let path, let reason):
                 return "cannot read the configuration \(path): \(reason)"
