@@ -29,21 +29,14 @@ import UnwindModem
         #expect(rig.modem.status.link == .ready)
     }
 
-    @Test func theSameLinesLongAfterTheStartAreARestart() throws {
+    /// (what the modem says, how long after it was set up): each a restart, set up again.
+    @Test(arguments: [(["SMS Ready"], Duration.seconds(4)), (["RDY"], Duration.seconds(1))])
+    func aRestartIsStillOne(_ lines: [String], after: Duration) throws {
         let rig = try Self.rig()
         #expect(rig.ready())
-        rig.run(for: .seconds(4))
-        rig.sim.inject(["SMS Ready"])
-        #expect(rig.run(until: { rig.modem.status.restarts == 1 }))
-        #expect(rig.ready())
-    }
-
-    @Test func rdyIsARestartSoonAfterTheStartToo() throws {
-        let rig = try Self.rig()
-        #expect(rig.ready())
-        rig.run(for: .seconds(1))
-        rig.sim.inject(["RDY"])
-        #expect(rig.run(until: { rig.modem.status.restarts == 1 }))
+        rig.run(for: after)
+        rig.sim.inject(lines)
+        #expect(rig.run(until: { rig.modem.status.restarts == 1 }), "\(lines) after \(after)")
         #expect(rig.ready())
     }
 }
