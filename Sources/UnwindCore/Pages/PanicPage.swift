@@ -127,6 +127,9 @@ public struct PanicState: Equatable, Sendable {
 
     public var isCounsellingSelected: Bool { selection == Self.slotCount }
 
+    /// Whether a PANIC would reach anyone: a slot is ready.
+    public var hasAContact: Bool { slots.contains { if case .ready = $0 { true } else { false } } }
+
     /// The slots PANIC sends: every ready one.
     public var readyRequests: [AlertRequest] {
         slots.enumerated().compactMap { i, s in

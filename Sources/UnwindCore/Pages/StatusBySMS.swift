@@ -583,7 +583,7 @@ extension DeviceCore {
     /// Which problems are there now: the edge's, and those the core sees itself.
     private func presentProblems() -> UInt8 {
         var bits = state.statusTexts.reported
-        if !state.panic.slots.contains(where: { if case .ready = $0 { true } else { false } }) { bits |= DeviceProblem.noContacts.bit }
+        if !state.panic.hasAContact { bits |= DeviceProblem.noContacts.bit }
         if !state.reminders.clockTrusted { bits |= DeviceProblem.clock.bit }
         if case .failed? = state.panic.readiness.lastTest?.outcome { bits |= DeviceProblem.monthlyTest.bit }
         return bits

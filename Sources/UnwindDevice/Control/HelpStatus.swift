@@ -7,7 +7,7 @@ extension DeviceStatus {
     static func help(_ s: DeviceState, settings: DeviceSettings, now: Moment) -> StatusReport.Help {
         let a = s.panic.aftercare
         // Ready means a PANIC would reach someone: the modem able to send, and a contact to send to.
-        let reachesSomeone = s.panic.slots.contains { if case .ready = $0 { true } else { false } }
+        let reachesSomeone = s.panic.hasAContact
         var readinessProblems = s.panic.readiness.current?.problems.map(\.description) ?? []
         if !reachesSomeone {
             readinessProblems.insert("no alert contacts are set, so a PANIC would reach nobody", at: 0)
