@@ -18,8 +18,10 @@
 #      purge in a bookworm chroot), the systemd unit, the udev rules, the Ansible playbook (update,
 #      health check, rollback), the configuration file against the binary.
 # Every stage runs; the script fails when any stage failed. It ends with a table: each stage's
-# seconds and result, and what each preparation cost (made, with what it fetched, or from its
-# cache). A preparation that failed is named, with why in one line, in the stage that needed it.
+# seconds and result, whether each preparation was made or came from its cache, and what the run
+# received from the network. A preparation that failed is named, with why in one line, in the
+# stage that needed it. The stages are numbered by what they test; the order they run in, and
+# which run side by side, is below ("stages").
 #   UNWIND_SKIP_RIG=1 / UNWIND_SKIP_ARM64=1 / UNWIND_SKIP_IMAGE=1 / UNWIND_SKIP_DEPLOY=1 leave out
 #   stage 3 / 4 / 5 / 6 (quicker local runs).
 set -uo pipefail
