@@ -34,7 +34,7 @@ public enum ConfigurationFile {
         case invalid(ConfigErrors)
 
         /// Whether the words quote what the file holds (a value, a line of it, a character of it).
-        public var quotesTheFile: Bool {
+        var quotesTheFile: Bool {
             switch self {
             case .unreadable, .notARegularFile, .tooLarge: false
             case .notUTF8, .controlCharacter, .invalid: true
