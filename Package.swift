@@ -1,11 +1,7 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Arrows point down only:
-//   UnwindCore ← UnwindRender (fonts, screens, QR)
-//   UnwindCore ← UnwindDevices (every seam) ← UnwindHardware (Linux) ← UnwindModem
-//   UnwindRender, UnwindDevices, UnwindHardware, UnwindModem ← UnwindDevice ← UnwindSim ← unwind
-//   (the edge links neither the fonts nor libqrencode)
+// The module graph is drawn in README.md from this file (Tests/module-graph.sh checks it).
 let package = Package(
     name: "unwind",
     platforms: [.macOS(.v15)],
@@ -28,19 +24,19 @@ let package = Package(
         .target(name: "UnwindRender", dependencies: ["UnwindCore", "CQREncode"], exclude: ["Fonts/generate-fonts.py"]),
         // Every device seam in one place: the protocols the loop and the modem talk to (motor,
         // buttons, panel, presenter, clock, waiter, wall-clock alarm, display control, serial
-        // line, I²C bus, state store) and their errors. Real ones in UnwindHardware, fakes in
+        // line, I²C bus, state store) and their errors. Real ones in UnwindLinuxHardware, fakes in
         // UnwindSimulatedHardware. Also the GPIO adapter (polarity, edge merging, its messages)
         // over the lowest GPIO seam, `GPIOBackend`, so libgpiod and the simulated chip run the
         // same adapter. swift-system for `Errno`: the backend's failures and the one EINTR rule
         // (SystemCalls.swift) are typed in it on both sides of the seam.
         .target(
-            name: "UnwindDevices",
+            name: "UnwindSeams",
             dependencies: ["UnwindCore", "CLinuxSystem", .product(name: "SystemPackage", package: "swift-system")]
         ),
         // The fakes, as gpiozero's mock pins: devices a test or the simulator drives (press a
         // button, read the motor's history, the display's pixels, script a modem's answers).
         // Beside the Linux implementations, on the seams alone.
-        .target(name: "UnwindSimulatedHardware", dependencies: ["UnwindCore", "UnwindDevices", "CLinuxSystem"]),
+        .target(name: "UnwindSimulatedHardware", dependencies: ["UnwindCore", "UnwindSeams", "CLinuxSystem"]),
         // Linux headers Glibc does not export (timerfd).
         .target(name: "CLinuxSystem"),
         // libgpiod (v1 API on Debian bookworm; the shim also builds against v2).
@@ -49,12 +45,13 @@ let package = Package(
         // libi2c and the i2c-dev ioctls (libi2c-dev ships no pkg-config file).
         .systemLibrary(name: "CI2C", providers: [.apt(["libi2c-dev"])]),
         .target(name: "CUnwindI2C", dependencies: ["CI2C"]),
-        // The device edge: protocols for motor, buttons, display and storage, and their Linux implementations.
+        // The Linux side of each seam: libgpiod, i2c-dev and the SSD1306, the serial port, the
+        // state directory, timerfd, sd_notify and the journal.
         .target(
-            name: "UnwindHardware",
+            name: "UnwindLinuxHardware",
             dependencies: [
                 "UnwindCore",
-                "UnwindDevices",
+                "UnwindSeams",
                 "CLinuxSystem",
                 "CUnwindGPIO",
                 "CUnwindI2C",
@@ -63,14 +60,14 @@ let package = Package(
             ]
         ),
         // The GSM modem: serial AT engine, SMS PDU encoding, the journaled outbox.
-        .target(name: "UnwindModem", dependencies: ["UnwindDevices", .product(name: "Logging", package: "swift-log")], exclude: ["README.md"]),
+        .target(name: "UnwindModem", dependencies: ["UnwindSeams", .product(name: "Logging", package: "swift-log")], exclude: ["README.md"]),
         // The maintainer's side of the control socket, shared by the daemon and the CLI: the
         // protocol, the client, the state lock, and the checks both sides make on an edit.
-        .target(name: "UnwindControl", dependencies: ["UnwindCore", "UnwindDevices", "UnwindModem", .product(name: "SystemPackage", package: "swift-system")]),
+        .target(name: "UnwindMaintenance", dependencies: ["UnwindCore", "UnwindSeams", "UnwindModem", .product(name: "SystemPackage", package: "swift-system")]),
         // The real-time loop: core + edge on absolute deadlines, clock injected.
         .target(
-            name: "UnwindDevice",
-            dependencies: ["UnwindRender", "UnwindDevices", "UnwindModem", "UnwindControl", .product(name: "Logging", package: "swift-log"),
+            name: "UnwindRuntime",
+            dependencies: ["UnwindRender", "UnwindSeams", "UnwindModem", "UnwindMaintenance", .product(name: "Logging", package: "swift-log"),
                            .product(name: "SystemPackage", package: "swift-system")],
             // The shipped texts are compiled in (ShippedContent.swift): a resource bundle's
             // generated accessor would import the whole of Foundation, and with it ICU.
@@ -78,22 +75,22 @@ let package = Package(
         ),
         // One assembly: the daemon, both simulators, the benchmark and the test rigs build the
         // device from a Board (Linux / simulated / terminal) and a recipe, with one shutdown order.
-        .target(name: "UnwindAssembly", dependencies: ["UnwindDevice", "UnwindHardware", "UnwindModem", "UnwindControl", "CLibYAML"]),
+        .target(name: "UnwindAssembly", dependencies: ["UnwindRuntime", "UnwindLinuxHardware", "UnwindModem", "UnwindMaintenance", "CLibYAML"]),
         // libyaml's parser (upstream acd6f6f), as Yams 6.2.2 vendors it (its Sources/CYaml, without the
         // emitter): the configuration file's YAML without Yams, whose Swift half imports the
         // whole of Foundation (and so ICU). Sources/README.md says why.
         .target(name: "CLibYAML", exclude: ["License"], publicHeadersPath: "vendor/include", cSettings: [.define("YAML_DECLARE_STATIC")]),
         // The simulators: the terminal board (keys, a drawn panel) and the headless script runner.
-        .target(name: "UnwindSim", dependencies: ["UnwindAssembly", "UnwindSimulatedHardware", "CLinuxSystem",
+        .target(name: "UnwindSimulator", dependencies: ["UnwindAssembly", "UnwindSimulatedHardware", "CLinuxSystem",
                                                 .product(name: "SystemPackage", package: "swift-system")],
                 exclude: ["README.md"]),
         // Composition root: `unwind run`, `unwind sim`, the maintainer's commands.
         .executableTarget(
             name: "unwind",
             dependencies: [
-                "UnwindSim",
+                "UnwindSimulator",
                 "UnwindAssembly",
-                "UnwindControl",
+                "UnwindMaintenance",
                 "CLinuxSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -103,29 +100,29 @@ let package = Package(
         .executableTarget(
             name: "unwind-bench",
             dependencies: [
-                "UnwindSim",
+                "UnwindSimulator",
                 "UnwindAssembly",
                 .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // A child process the file-store tests kill with SIGKILL mid-write.
-        .executableTarget(name: "store-writer", dependencies: ["UnwindDevices", "UnwindHardware"], path: "Tests/StoreWriter"),
+        .executableTarget(name: "store-writer", dependencies: ["UnwindSeams", "UnwindLinuxHardware"], path: "Tests/StoreWriter"),
         // The panic path in a child process the outbox restart test kills with SIGKILL.
         .executableTarget(
             name: "alert-sender",
-            dependencies: ["UnwindModem", "UnwindHardware", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["UnwindModem", "UnwindLinuxHardware", .product(name: "Logging", package: "swift-log")],
             path: "Tests/AlertSender"
         ),
         // What the suites share: scratch directories under one per-process root, quiet loggers.
         .target(name: "UnwindTestSupport", dependencies: [.product(name: "Logging", package: "swift-log")], path: "Tests/TestSupport"),
         .testTarget(name: "UnwindCoreTests", dependencies: ["UnwindCore"]),
         .testTarget(name: "UnwindRenderTests", dependencies: ["UnwindRender"]),
-        .testTarget(name: "UnwindHardwareTests", dependencies: ["UnwindTestSupport", "UnwindHardware", "store-writer"]),
+        .testTarget(name: "UnwindLinuxHardwareTests", dependencies: ["UnwindTestSupport", "UnwindLinuxHardware", "store-writer"]),
         // "unwind": the maintainer-command tests run the real executable against a device in the test.
-        .testTarget(name: "UnwindSimTests", dependencies: ["UnwindTestSupport", "UnwindSim", "UnwindAssembly", "unwind"]),
+        .testTarget(name: "UnwindSimulatorTests", dependencies: ["UnwindTestSupport", "UnwindSimulator", "UnwindAssembly", "unwind"]),
         // The modem suite: the modem on its seams, the simulated modem, and the Linux serial port for the
         // end-to-end runs over a pseudo-terminal.
-        .testTarget(name: "UnwindModemTests", dependencies: ["UnwindTestSupport", "UnwindModem", "UnwindSimulatedHardware", "UnwindHardware", "alert-sender"]),
+        .testTarget(name: "UnwindModemTests", dependencies: ["UnwindTestSupport", "UnwindModem", "UnwindSimulatedHardware", "UnwindLinuxHardware", "alert-sender"]),
     ]
 )

@@ -1,6 +1,6 @@
 import UnwindCore
-import UnwindDevice
-import UnwindDevices
+import UnwindRuntime
+import UnwindSeams
 
 /// The parts of one device that differ between the board (libgpiod, I²C, a real clock), the
 /// terminal (keys and a drawn panel on real time) and a test or the headless simulator

@@ -1,9 +1,9 @@
 import Logging
-import UnwindControl
+import UnwindMaintenance
 import UnwindCore
-import UnwindDevice
-import UnwindDevices
-import UnwindHardware
+import UnwindRuntime
+import UnwindSeams
+import UnwindLinuxHardware
 import UnwindModem
 
 /// Why a device could not be assembled; the text is what `unwind` prints after "unwind: ".

@@ -1,8 +1,8 @@
 import Logging
 import UnwindCore
-import UnwindDevice
-import UnwindDevices
-import UnwindHardware
+import UnwindRuntime
+import UnwindSeams
+import UnwindLinuxHardware
 import UnwindModem
 
 extension Board {

@@ -1,6 +1,6 @@
 import Logging
 import UnwindCore
-import UnwindDevices
+import UnwindSeams
 
 /// The modem session: start-up, SIM and registration, sending from the outbox with retries, the
 /// counselling call — driven from the device loop without ever blocking.

@@ -1,5 +1,5 @@
 import UnwindCore
-import UnwindDevices
+import UnwindSeams
 
 /// Simulated time: both clocks stand still until the loop waits, then jump straight to the
 /// deadline (or to the next scripted event, whichever is first). A ten-minute session runs in

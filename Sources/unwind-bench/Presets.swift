@@ -3,9 +3,9 @@ import Logging
 import MallocInterposerSwift
 import UnwindAssembly
 import UnwindCore
-import UnwindDevice
+import UnwindRuntime
 import UnwindRender
-import UnwindSim
+import UnwindSimulator
 import UnwindSimulatedHardware
 
 /// One table row per preset: render time and allocations per frame, the assembled loop's time

@@ -2,14 +2,14 @@ import ArgumentParser
 import Foundation
 import Logging
 import MallocInterposerSwift
-import UnwindControl
+import UnwindMaintenance
 import UnwindSimulatedHardware
 import UnwindAssembly
 import UnwindCore
-import UnwindDevice
-import UnwindHardware
+import UnwindRuntime
+import UnwindLinuxHardware
 import UnwindRender
-import UnwindSim
+import UnwindSimulator
 
 /// `swift run -c release unwind-bench`: what a frame costs on this machine.
 struct Bench: ParsableCommand {

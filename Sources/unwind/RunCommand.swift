@@ -7,13 +7,13 @@ import Foundation
 #endif
 import Logging
 import Synchronization
-import UnwindControl
+import UnwindMaintenance
 import UnwindCore
-import UnwindDevice
-import UnwindHardware
+import UnwindRuntime
+import UnwindLinuxHardware
 import UnwindModem
 import UnwindAssembly
-import UnwindDevices
+import UnwindSeams
 
 /// `unwind run`: the daemon on the board's real GPIO lines and I²C display.
 struct Run: ParsableCommand {

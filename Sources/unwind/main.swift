@@ -7,14 +7,14 @@ import Foundation
 #endif
 import Logging
 import UnwindAssembly
-import UnwindControl
+import UnwindMaintenance
 import UnwindSimulatedHardware
 import UnwindCore
-import UnwindDevice
-import UnwindHardware
+import UnwindRuntime
+import UnwindLinuxHardware
 import UnwindModem
-import UnwindSim
-import UnwindDevices
+import UnwindSimulator
+import UnwindSeams
 
 struct Unwind: ParsableCommand {
     // Every command here names itself (`commandName`): without it ArgumentParser derives the
@@ -100,7 +100,7 @@ struct DeviceOptions: ParsableArguments {
     @Option(help: "Length of the short motor pulses (breathe in, hold), in milliseconds (20 to 1000; default: --config's haptics.*, else 120).")
     var pulseMs: Int?
 
-    @Option(help: "A directory of help files and shipped mantras laid out as Sources/UnwindDevice/Content (default: the ones built into unwind).")
+    @Option(help: "A directory of help files and shipped mantras laid out as Sources/UnwindRuntime/Content (default: the ones built into unwind).")
     var content: String?
 
     /// `base` (a configuration's settings, or the defaults) with what the options say on top.
@@ -134,7 +134,7 @@ struct Sim: ParsableCommand {
             Without --headless: draws the OLED in this terminal and maps keys to the buttons.
             With --headless SCRIPT: runs a script of timed presses on simulated time, as fast as
             it can, and writes what crossed each simulated device into --out (the script's and
-            the files' formats: Sources/UnwindSim/README.md in the source tree).
+            the files' formats: Sources/UnwindSimulator/README.md in the source tree).
             """)
 
     @OptionGroup var device: DeviceOptions

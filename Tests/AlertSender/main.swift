@@ -6,9 +6,9 @@
 import Glibc
 import Logging
 import UnwindCore
-import UnwindHardware
+import UnwindLinuxHardware
 import UnwindModem
-import UnwindDevices
+import UnwindSeams
 
 /// One line, unbuffered: the parent waits for it.
 func say(_ line: String, to fd: Int32 = STDOUT_FILENO) {

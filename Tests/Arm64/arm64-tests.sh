@@ -81,7 +81,7 @@ cross_build() {
 }
 
 # Step 3's default (see the header): Swift Testing matches the regex against each test's id.
-board_suites='^Unwind(Render|Hardware|Modem)Tests\.|^UnwindSimTests\.(SSD1306|GPIO|AlertLink|SimRealModem|MaintenanceEndToEnd|RealtimeAlarm|FileMode|Version)'
+board_suites='^Unwind(Render|Hardware|Modem)Tests\.|^UnwindSimulatorTests\.(SSD1306|GPIO|AlertLink|SimRealModem|MaintenanceEndToEnd|RealtimeAlarm|FileMode|Version)'
 emulated_tests() {
     local filter=(--filter "$board_suites")
     [ "${UNWIND_ARM64_TESTS:-board}" = all ] && filter=()

@@ -6,7 +6,7 @@
 #
 # 1. prepare.sh (about 1 s with a warm cache; 30-45 s and a download when cold);
 # 2. with --build: `swift build --scratch-path DIR --build-tests` (the test bundle and `unwind`);
-# 3. the Swift tests of the kernel rig (UnwindHardwareTests' RigTests: libgpiod on gpio-sim,
+# 3. the Swift tests of the kernel rig (UnwindLinuxHardwareTests' RigTests: libgpiod on gpio-sim,
 #    libi2c and the SSD1306 driver on i2c-stub), run from the test bundle inside the guest;
 # 4. daemon-test.sh: `unwind run` on the simulated lines and display, a press, the motor's pulses,
 #    SIGTERM, the saved state; inside a second guest.
@@ -205,7 +205,7 @@ fi
 # --- 3. the Swift tests in the guest ---------------------------------------------------------------
 t=$SECONDS
 rc=0
-"$here/run.sh" "${tests_command[@]}" --testing-library swift-testing --filter 'UnwindHardwareTests\.RigTests' |
+"$here/run.sh" "${tests_command[@]}" --testing-library swift-testing --filter 'UnwindLinuxHardwareTests\.RigTests' |
     tee "$work/swift.out" || rc=$?
 # Guard against a pass that tested nothing: a filter matching no test, or tests that skipped.
 ran=$(sed -n 's/.*Test run with \([0-9][0-9]*\) tests\{0,1\} .*passed.*/\1/p' "$work/swift.out" | tail -n 1)

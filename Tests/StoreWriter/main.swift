@@ -1,4 +1,4 @@
-import UnwindDevices
+import UnwindSeams
 // store-writer: the child process DirectoryStoreTests kill with SIGKILL mid-write.
 //
 //   store-writer DIR NAME
@@ -23,8 +23,8 @@ import UnwindDevices
 // 16 hex digits>\n" and then deterministic text, A 65 536 bytes, B 61 440 bytes.
 // The tests ask this binary for them (`store-writer --content A|B`): one definition, here.
 
-import UnwindDevices
-import UnwindHardware
+import UnwindSeams
+import UnwindLinuxHardware
 
 #if canImport(Glibc)
 import Glibc

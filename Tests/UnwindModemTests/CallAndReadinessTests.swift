@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import UnwindSimulatedHardware
 import UnwindCore
-import UnwindHardware
+import UnwindLinuxHardware
 import UnwindModem
 
 /// The escalation ladder's calls and the readiness indicator, in memory on simulated time.

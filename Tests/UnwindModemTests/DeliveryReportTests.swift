@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import UnwindSimulatedHardware
 import UnwindCore
-import UnwindHardware
+import UnwindLinuxHardware
 import UnwindModem
 
 /// Status reports, in memory on simulated time: "delivered" only when the network says the

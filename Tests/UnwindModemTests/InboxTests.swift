@@ -2,8 +2,8 @@ import Foundation
 import Testing
 import UnwindSimulatedHardware
 import UnwindCore
-import UnwindDevices
-import UnwindHardware
+import UnwindSeams
+import UnwindLinuxHardware
 import UnwindModem
 
 /// The inbox's files: their format, what a damaged or planted one does, and the leftovers of a

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-import UnwindDevices
-import UnwindHardware
+import UnwindSeams
+import UnwindLinuxHardware
 import UnwindSimulatedHardware
 import UnwindCore
 import UnwindModem

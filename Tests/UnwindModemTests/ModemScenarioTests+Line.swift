@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import UnwindSimulatedHardware
 import UnwindCore
-import UnwindHardware
+import UnwindLinuxHardware
 import UnwindModem
 
 /// The modem scenarios, continued: the line itself going wrong (restarts, a closed tty, a slow

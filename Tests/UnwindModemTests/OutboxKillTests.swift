@@ -3,9 +3,9 @@ import Glibc
 import Testing
 import UnwindSimulatedHardware
 import UnwindCore
-import UnwindHardware
+import UnwindLinuxHardware
 import UnwindModem
-import UnwindDevices
+import UnwindSeams
 
 /// Issue 5's restart test, with a real process and a real SIGKILL: the panic path is killed
 /// between the outbox write and `+CMGS` (before any AT traffic, or with the PDU on the wire and

@@ -2,9 +2,9 @@ import Foundation
 import Testing
 import UnwindSimulatedHardware
 import UnwindCore
-import UnwindHardware
+import UnwindLinuxHardware
 import UnwindModem
-import UnwindDevices
+import UnwindSeams
 
 @Suite("Outbox: journaled, restart-safe")
 struct OutboxTests {

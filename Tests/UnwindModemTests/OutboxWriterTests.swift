@@ -3,7 +3,7 @@ import Glibc
 import Synchronization
 import Testing
 import UnwindCore
-import UnwindDevices
+import UnwindSeams
 import UnwindModem
 import UnwindSimulatedHardware
 

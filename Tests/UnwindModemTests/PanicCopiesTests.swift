@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import UnwindSimulatedHardware
 import UnwindCore
-import UnwindHardware
+import UnwindLinuxHardware
 import UnwindModem
 
 /// How many copies each contact gets, counted as the simulated network saw them (every part it

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import UnwindSimulatedHardware
 import UnwindCore
-import UnwindHardware
+import UnwindLinuxHardware
 import UnwindModem
 
 /// What the outside review of issues 25 and 26 found with its own modem on a pseudo-terminal

@@ -2,8 +2,8 @@ import Foundation
 import Testing
 import UnwindSimulatedHardware
 import UnwindCore
-import UnwindDevices
-import UnwindHardware
+import UnwindSeams
+import UnwindLinuxHardware
 import UnwindModem
 
 /// Replies, in memory on simulated time: from the network into the SIM's store, onto the SD

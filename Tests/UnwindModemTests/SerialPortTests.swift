@@ -2,8 +2,8 @@ import Foundation
 import Glibc
 import Testing
 import UnwindSimulatedHardware
-import UnwindHardware
-import UnwindDevices
+import UnwindLinuxHardware
+import UnwindSeams
 
 @Suite("Serial port")
 struct SerialPortTests {

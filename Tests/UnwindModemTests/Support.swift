@@ -5,9 +5,9 @@ import Testing
 @_exported import UnwindTestSupport
 @testable import UnwindCore
 import UnwindSimulatedHardware
-import UnwindHardware
+import UnwindLinuxHardware
 import UnwindModem
-import UnwindDevices
+import UnwindSeams
 
 /// Short timeouts so a scenario runs in tens of milliseconds.
 func testConfiguration(_ change: (inout ModemConfiguration) -> Void = { _ in }) -> ModemConfiguration {

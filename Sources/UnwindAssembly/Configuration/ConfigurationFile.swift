@@ -1,9 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import UnwindDevice
+import UnwindRuntime
 import UnwindCore
-import UnwindHardware
+import UnwindLinuxHardware
 
 /// Reading the configuration file: the one path `unwind run`, `unwind config check` and every
 /// maintainer's command take, so all three accept and refuse the same files with the same

@@ -3,12 +3,12 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import UnwindDevice
+import UnwindRuntime
 import UnwindCore
-import UnwindHardware
+import UnwindLinuxHardware
 import UnwindModem
 import UnwindRender
-import UnwindDevices
+import UnwindSeams
 
 /// Everything `/etc/unwind/unwind.conf` can set, with the defaults of the reference build.
 /// The file is YAML; every key is optional. `DeviceConfiguration.parse` reports every wrong

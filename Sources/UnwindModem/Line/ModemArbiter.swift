@@ -1,6 +1,6 @@
 import Logging
 import UnwindCore
-import UnwindDevices
+import UnwindSeams
 
 /// The arbiter's side of `GSMModem`: the line, the engine's events, who goes next, and the
 /// requests the policies make of each other.

@@ -1,5 +1,5 @@
 import UnwindCore
-import UnwindDevices
+import UnwindSeams
 
 /// The five slot files in the state directory, for the panic page and the maintainer's commands.
 /// Deleting a slot writes an empty file (an empty file is an empty slot), so every change is one

@@ -1,5 +1,5 @@
 import UnwindCore
-import UnwindDevices
+import UnwindSeams
 
 /// A received SMS on the SD card.
 public struct StoredReply: Equatable, Sendable {

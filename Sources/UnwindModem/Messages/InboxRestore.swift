@@ -1,5 +1,5 @@
 import UnwindCore
-import UnwindDevices
+import UnwindSeams
 
 /// A backup's replies taken into the inbox (`unwind restore`). The rule, one for a running
 /// device and a stopped one:

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import UnwindCore
-import UnwindDevices
+import UnwindSeams
 
 /// Names a message in the outbox (its file is `<id>.msg`).
 public struct MessageID: Hashable, Sendable, Comparable, CustomStringConvertible {

@@ -1,6 +1,6 @@
 import Dispatch
 import Synchronization
-import UnwindDevices
+import UnwindSeams
 
 /// Where the outbox's files are written: at once, on the caller's thread (tests and the
 /// simulators on simulated time, which look at the card right after asking), or on a queue of

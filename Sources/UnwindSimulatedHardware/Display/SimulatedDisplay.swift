@@ -1,5 +1,5 @@
 import UnwindCore
-import UnwindDevices
+import UnwindSeams
 
 /// The display in simulation: every frame the loop presents, with its instant, readable pixel
 /// by pixel. A display can be made slow (each frame keeps it busy for `busyFor` of simulated

@@ -1,5 +1,5 @@
 import UnwindCore
-import UnwindDevices
+import UnwindSeams
 
 /// An I²C bus with an `SSD1306Model` on it: every transaction the driver makes is decoded by
 /// the model, optionally recorded, and can be made to fail.

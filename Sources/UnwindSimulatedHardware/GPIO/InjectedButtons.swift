@@ -3,7 +3,7 @@ import Glibc
 #endif
 import Synchronization
 import UnwindCore
-import UnwindDevices
+import UnwindSeams
 
 /// Buttons a test (or the benchmark) presses from its own thread while the loop runs on
 /// another: edges go into a locked queue and a byte into a pipe the loop polls, so it wakes at

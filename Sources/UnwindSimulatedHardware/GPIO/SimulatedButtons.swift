@@ -1,5 +1,5 @@
 import UnwindCore
-import UnwindDevices
+import UnwindSeams
 
 /// The five buttons wired as on the reference build (`GPIOConfiguration.raspberryPi`: switches
 /// to ground on pulled-up lines) to a simulated chip and read through the board's own code

@@ -6,7 +6,7 @@ import Darwin
 import Synchronization
 import SystemPackage
 import UnwindCore
-import UnwindDevices
+import UnwindSeams
 
 /// A GPIO chip in simulation, in the spirit of gpiozero's mock pins: the lowest GPIO seam
 /// (`GPIOBackend`), so the real adapter — `GPIOMotor`, `GPIOButtons`, with their polarity, edge

@@ -1,5 +1,5 @@
 import UnwindCore
-import UnwindDevices
+import UnwindSeams
 
 /// The motor wired as on the reference build (`GPIOConfiguration.raspberryPi`, BCM 18) to a
 /// simulated chip and driven through the board's own code (`GPIOMotor`): what a test reads is

@@ -2,7 +2,7 @@ import CLinuxSystem
 import Glibc
 import Synchronization
 import UnwindCore
-import UnwindDevices
+import UnwindSeams
 
 /// A GSM modem on the far end of a real pseudo-terminal (openpty), for the end-to-end tests and
 /// the simulator: the scripted modem (`ScriptedModem`) behind a tty the device opens with its

@@ -1,5 +1,5 @@
 import UnwindCore
-import UnwindDevices
+import UnwindSeams
 
 /// A scripted modem plugged in somewhere — on a pseudo-terminal (`ModemSimulator`) or on a line
 /// in memory (`SimulatedModemLine`) — that a test drives and reads back the same way wherever

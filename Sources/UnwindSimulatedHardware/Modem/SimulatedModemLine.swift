@@ -1,6 +1,6 @@
 import Glibc
 import UnwindCore
-import UnwindDevices
+import UnwindSeams
 
 /// The modem's serial line with the scripted modem on its far end, in memory, on the time the
 /// test gives: what the device writes reaches the modem at the instant it is written, and what

@@ -5,9 +5,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import UnwindControl
+import UnwindMaintenance
 import UnwindCore
-import UnwindDevice
+import UnwindRuntime
 
 /// `unwind alerts …`: the panic page's five slots (spec 5.x).
 struct AlertsCommand: ParsableCommand {

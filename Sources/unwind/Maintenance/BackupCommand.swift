@@ -5,9 +5,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import UnwindControl
+import UnwindMaintenance
 import UnwindCore
-import UnwindDevice
+import UnwindRuntime
 
 /// `unwind backup FILE`.
 struct BackupCommand: ParsableCommand {

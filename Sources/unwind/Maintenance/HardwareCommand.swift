@@ -7,12 +7,12 @@ import Foundation
 #endif
 import Logging
 import UnwindAssembly
-import UnwindControl
+import UnwindMaintenance
 import UnwindCore
-import UnwindDevice
-import UnwindHardware
+import UnwindRuntime
+import UnwindLinuxHardware
 import UnwindRender
-import UnwindDevices
+import UnwindSeams
 
 /// `unwind hw test motor|display|buttons`.
 struct HardwareCommand: ParsableCommand {

@@ -6,10 +6,10 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import UnwindDevice
-import UnwindControl
+import UnwindRuntime
+import UnwindMaintenance
 import UnwindCore
-import UnwindHardware
+import UnwindLinuxHardware
 import UnwindModem
 
 /// How a maintainer's command reaches the device's state.

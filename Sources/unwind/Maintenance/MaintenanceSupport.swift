@@ -8,11 +8,11 @@ import Foundation
 #endif
 import SystemPackage
 import UnwindAssembly
-import UnwindControl
+import UnwindMaintenance
 import UnwindCore
-import UnwindDevices
-import UnwindDevice
-import UnwindHardware
+import UnwindSeams
+import UnwindRuntime
+import UnwindLinuxHardware
 
 /// Where a maintainer's command finds the device: every maintenance command takes these.
 struct MaintenanceOptions: ParsableArguments {

@@ -6,9 +6,9 @@ import FoundationEssentials
 import Foundation
 #endif
 import UnwindAssembly
-import UnwindControl
+import UnwindMaintenance
 import UnwindCore
-import UnwindDevice
+import UnwindRuntime
 import UnwindModem
 
 /// `unwind modem …`: the GSM modem, through the daemon (only it owns the modem's tty).

@@ -5,9 +5,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import UnwindControl
+import UnwindMaintenance
 import UnwindCore
-import UnwindDevice
+import UnwindRuntime
 
 /// `unwind patterns …`: the breathing patterns the page offers — the shipped presets and the
 /// maintainer's own (`patterns.txt`).

@@ -5,10 +5,10 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import UnwindControl
+import UnwindMaintenance
 import UnwindCore
-import UnwindDevice
-import UnwindHardware
+import UnwindRuntime
+import UnwindLinuxHardware
 import UnwindModem
 
 /// `unwind replies`: every SMS the device received, from the inbox on the card — contacts'

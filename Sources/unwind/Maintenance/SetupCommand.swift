@@ -6,10 +6,10 @@ import FoundationEssentials
 import Foundation
 #endif
 import UnwindAssembly
-import UnwindControl
+import UnwindMaintenance
 import UnwindCore
-import UnwindDevice
-import UnwindHardware
+import UnwindRuntime
+import UnwindLinuxHardware
 
 /// `unwind setup`: the setup file a person edits on a laptop (`unwind-setup.txt` on the SD card's
 /// boot partition), checked and imported at boot by the image's `unwind-firstboot.service`.

@@ -5,9 +5,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import UnwindControl
+import UnwindMaintenance
 import UnwindCore
-import UnwindDevice
+import UnwindRuntime
 
 /// `unwind stats`: the breathing statistics (spec 2.x, totalTime.txt), the anxiety ratings of
 /// the recent sessions, and the history as CSV for a clinician.

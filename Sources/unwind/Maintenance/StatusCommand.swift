@@ -8,10 +8,10 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import UnwindControl
+import UnwindMaintenance
 import UnwindCore
-import UnwindDevice
-import UnwindHardware
+import UnwindRuntime
+import UnwindLinuxHardware
 import UnwindModem
 import UnwindRender
 

@@ -1,0 +1,151 @@
+import Foundation
+import Logging
+import Testing
+import UnwindMaintenance
+@testable import UnwindCore
+@testable import UnwindRuntime
+@testable import UnwindSimulator
+
+/// A fake camera: a tiny shell script that notes each path in a log and touches it.
+func fakeCamera(in dir: String, body: String = "echo \"$1\" >> \"$(dirname \"$0\")/calls.log\"\ntouch \"$1\"") throws -> String {
+    let path = dir + "/fake-camera.sh"
+    try ("#!/bin/sh\n" + body + "\n").write(toFile: path, atomically: false, encoding: .utf8)
+    chmod(path, 0o755)
+    return path
+}
+
+@Suite struct CaptureCommandTests {
+    @Test func wordsQuotesAndPath() throws {
+        let c = try CaptureCommand("rpicam-still -n -t 1 --annotate 'Unwind grounding' -o {path}")
+        #expect(c.arguments == ["rpicam-still", "-n", "-t", "1", "--annotate", "Unwind grounding", "-o", "{path}"])
+        #expect(c.arguments(writing: "/tmp/x/07.JPG").last == "/tmp/x/07.JPG")
+        #expect(try CaptureCommand("cam --out=\"{path}\"").arguments(writing: "/a b/01.JPG") == ["cam", "--out=/a b/01.JPG"])
+        // Shell syntax is just text: no shell ever sees it.
+        #expect(try CaptureCommand("cam {path};rm -rf /").arguments(writing: "p") == ["cam", "p;rm", "-rf", "/"])
+    }
+
+    @Test func problems() {
+        #expect(throws: CaptureCommand.Problem.self) { try CaptureCommand("") }
+        #expect(throws: CaptureCommand.Problem.self) { try CaptureCommand("rpicam-still -o photo.jpg") }
+        #expect(throws: CaptureCommand.Problem.self) { try CaptureCommand("{path}") }
+        #expect(throws: CaptureCommand.Problem.self) { try CaptureCommand("cam 'unclosed {path}") }
+        #expect(throws: CaptureCommand.Problem.self) { try CaptureCommand("cam {path}\nrm") }
+    }
+}
+
+@Suite struct GroundingCameraTests {
+    @Test func photosLiveInAPrivateDirectoryAndAreDeleted() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let script = try fakeCamera(in: dir)
+        // A generous limit: the whole suite runs in parallel on two cores, and this test is about
+        // where photos live, not about the time limit (tested below).
+        let camera = GroundingCamera(command: try CaptureCommand(script + " {path}"), temporaryDirectory: dir,
+                                     timeout: .seconds(60), logger: quietLogger(), inBackground: true)
+        #expect(camera.directory == nil)                 // nothing is made before the first capture
+        camera.capture(0)
+        camera.capture(1)
+        camera.flush()
+        let private1 = try #require(camera.directory)
+        #expect(private1.hasPrefix(dir + "/unwind-grounding-\(getpid())-"))
+        var st = stat()
+        #expect(stat(private1, &st) == 0 && st.st_mode & 0o777 == 0o700)
+        #expect(FileManager.default.fileExists(atPath: private1 + "/00.JPG"))
+        #expect(FileManager.default.fileExists(atPath: private1 + "/01.JPG"))
+        camera.discard(1)
+        camera.flush()
+        #expect(!FileManager.default.fileExists(atPath: private1 + "/01.JPG"))
+        camera.deleteAll()
+        camera.flush()
+        #expect(!FileManager.default.fileExists(atPath: private1))
+        camera.capture(2)
+        camera.flush()
+        let private2 = try #require(camera.directory)
+        #expect(FileManager.default.fileExists(atPath: private2 + "/02.JPG"))
+        camera.close()
+        #expect(!FileManager.default.fileExists(atPath: private2))
+        #expect(readText(dir + "/calls.log") == "\(private1)/00.JPG\n\(private1)/01.JPG\n\(private2)/02.JPG\n")
+    }
+
+    @Test func failingMissingAndHangingCommandsAreSurvived() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for command in ["/bin/false {path}", "/no/such/camera {path}", try fakeCamera(in: dir, body: "sleep 5") + " {path}"] {
+            let camera = GroundingCamera(command: try CaptureCommand(command), temporaryDirectory: dir,
+                                         timeout: .milliseconds(200), logger: quietLogger(), inBackground: false)
+            let started = Date()
+            camera.capture(0)
+            #expect(Date().timeIntervalSince(started) < 3)
+            if let d = camera.directory { #expect(!FileManager.default.fileExists(atPath: d + "/00.JPG")) }
+            camera.close()
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasPrefix("unwind-grounding-") }.isEmpty)
+    }
+
+    @Test func directoriesOfDeadDaemonsAreRemoved() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // A pid above the kernel's limit cannot be alive; our own pid is.
+        let dead = dir + "/unwind-grounding-99999999-abcdef"
+        let ours = dir + "/unwind-grounding-\(getpid())-abcdef"
+        for d in [dead, ours] {
+            try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: false)
+            #expect(FileManager.default.createFile(atPath: d + "/03.JPG", contents: Data([1])))
+        }
+        _ = GroundingCamera(command: try CaptureCommand("/bin/true {path}"), temporaryDirectory: dir,
+                            logger: quietLogger(), inBackground: false)
+        #expect(!FileManager.default.fileExists(atPath: dead))
+        #expect(FileManager.default.fileExists(atPath: ours))
+    }
+
+    /// The whole exercise through the device: 45 captures name 00…44 in one private directory,
+    /// which is gone when the exercise completes.
+    @Test func fortyFiveCapturesThroughTheDevice() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let script = try fakeCamera(in: dir)
+        var lines = "1 PAGE\n"
+        for k in 0..<45 { lines += "\(2 + k) SELECT\n" }
+        lines += "48 end\n"
+        var sim = HeadlessSimulation(script: try ButtonScript.parse(lines), stateDirectory: dir + "/state", recordFrames: false)
+        sim.captureCommand = script + " {path}"
+        sim.captureTemporaryDirectory = dir
+        let r = try sim.run()
+        #expect(r.finalState.grounding.isComplete)
+        let calls = (readText(dir + "/calls.log") ?? "").split(separator: "\n").map(String.init)
+        #expect(calls.count == 45)
+        #expect(calls.map { String($0.suffix(6)) } == (0..<45).map { GroundingCamera.fileName($0) })
+        #expect(Set(calls.map { ($0 as NSString).deletingLastPathComponent }).count == 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasPrefix("unwind-grounding-") }.isEmpty)
+        // Each capture ticked the motor; the finish buzzed three times.
+        #expect(r.motor.filter(\.on).count == 44 + 3)
+    }
+
+    @Test func photosDoNotOutliveTheDaemonAndUndoDiscards() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let script = try fakeCamera(in: dir, body: "echo \"$1\" >> \"$(dirname \"$0\")/calls.log\"\ntouch \"$1\"\nls \"$(dirname \"$1\")\" > \"$(dirname \"$0\")/seen.txt\"")
+        var sim = HeadlessSimulation(script: try ButtonScript.parse("1 PAGE\n2 SELECT\n3 SELECT\n4 LEFT\n5 SELECT\n6 SELECT\n8 end\n"),
+                                     stateDirectory: dir + "/state", recordFrames: false)
+        sim.captureCommand = script + " {path}"
+        sim.captureTemporaryDirectory = dir
+        let r = try sim.run()
+        #expect(r.finalState.grounding.captured == 3)
+        #expect(r.finalState.grounding.filledInRow == 3)   // leaving the page would keep this; the exit forgets it
+        let calls = (readText(dir + "/calls.log") ?? "").split(separator: "\n").map { String($0.suffix(6)) }
+        #expect(calls == ["00.JPG", "01.JPG", "01.JPG", "02.JPG"])
+        // When 02.JPG was taken, the undone-and-retaken 01.JPG was there once, nothing more.
+        #expect(readText(dir + "/seen.txt") == "00.JPG\n01.JPG\n02.JPG\ncapture-output.txt\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasPrefix("unwind-grounding-") }.isEmpty)
+    }
+
+    @Test func withoutACameraNothingIsWritten() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try HeadlessSimulation(script: try ButtonScript.parse("1 PAGE\n2 SELECT\n3 SELECT\n4 end\n"),
+                                       stateDirectory: dir + "/state", recordFrames: false).run()
+        #expect(r.finalState.grounding.captured == 2)
+        let state = try FileManager.default.contentsOfDirectory(atPath: dir + "/state")
+        #expect(!state.contains { $0.hasSuffix(".JPG") })
+    }
+}
