@@ -73,6 +73,11 @@ struct Delivery {
         /// another PDU's answer may still come (the outside review: a two-part alert whose first
         /// part was in doubt held its second part for another contact's 60 s window).
         var nextPartNeverWritten: Bool { entry.partsSent >= partsWritten }
+        /// The part this attempt writes next (0-based), when it runs ahead of the parts
+        /// credited: a part whose `+CMGS` was counted, not credited, is open, and the parts
+        /// after it have never been written, so they go at once rather than after its window.
+        var aheadPart: Int?
+        var partToWrite: Int { aheadPart ?? entry.partsSent }
     }
 
     /// A notice not sent by then after it was asked for is dropped.
@@ -177,7 +182,10 @@ struct Delivery {
 
     /// The modem restarted or the line was set up again: an attempt starts over with AT+CMGF=0.
     mutating func restartAttempts() {
-        for t in tracked.indices { tracked[t].inAttempt = false }
+        for t in tracked.indices {
+            tracked[t].inAttempt = false
+            tracked[t].aheadPart = nil
+        }
     }
 
     var messages: [MessageStatus] { tracked.map(statusOf) + finished }
@@ -204,7 +212,7 @@ struct Delivery {
         let t = configuration.timeouts
         let id = tracked[k].entry.id
         if tracked[k].inAttempt {
-            let part = tracked[k].entry.partsSent
+            let part = tracked[k].partToWrite
             let first = tracked[k].entry.attempts <= 1
             var wait = first ? min(t.firstSubmit, t.submit) : t.submit
             var promptWait = t.prompt
@@ -331,6 +339,7 @@ struct Delivery {
         guard let k = index(id) else { return }
         if r.outcome == .ok {
             tracked[k].inAttempt = true
+            tracked[k].aheadPart = nil
             if tracked[k].cancelRequested { finishCancel(k, &ctx) }
         } else if r.outcome == .abandoned {
             failed(k, abandoned ?? .noConfirmation, atOnce: true, &ctx)
@@ -367,8 +376,21 @@ struct Delivery {
             let written = lastPDUWrittenAt ?? ctx.now
             open.append(OpenPDU(id: id, part: part, until: written + configuration.timeouts.submit))
             for o in open { addCandidate(mr, o) }
-            if countAnswer(mr, &ctx) { return }
+            if countAnswer(mr, &ctx) {
+                // Credited with the others: the next part is written by the same attempt.
+                if let k = index(id), tracked[k].inAttempt, tracked[k].aheadPart != nil {
+                    tracked[k].aheadPart = tracked[k].entry.partsSent < part ? part : nil
+                }
+                return
+            }
             guard let k = index(id) else { return }
+            if part < tracked[k].pdus.count, !tracked[k].cancelRequested {
+                // This part is open; the next has never been written: it goes now. Whatever
+                // of this message stays uncredited when the windows close is sent again then.
+                tracked[k].aheadPart = part
+                logger.notice("\(id): +CMGS: \(mr) for part \(part) came while another message's answer may still come; counted, and part \(part + 1) goes now")
+                return
+            }
             let until = others.map(\.until).max() ?? ctx.now
             logger.warning("\(id): +CMGS: \(mr) came while another message's answer may still come (until \(until)); it may be that one's — this one is in doubt too, sent again after the wait")
             failed(k, .noConfirmation, atOnce: false, &ctx)
@@ -545,6 +567,7 @@ struct Delivery {
     private mutating func failed(_ k: Int, _ problem: SendProblem, atOnce: Bool, _ ctx: inout PolicyContext) {
         tracked[k].streak += 1
         tracked[k].inAttempt = false
+        tracked[k].aheadPart = nil
         tracked[k].lastProblem = problem
         tracked[k].entry.history.append(OutboxAttempt(at: ctx.wall, problem: problem.description))
         let id = tracked[k].entry.id
