@@ -151,10 +151,14 @@ public enum SendProblem: Equatable, Sendable, CustomStringConvertible {
     case notJournaled(String)
     /// A status report said the message will not reach the phone (TP-ST 0x40–0xFF).
     case notDelivered(status: Int)
+    /// Asked for longer ago than `LateAlerts.tooOldAfter`: not sent (see `LateAlerts`).
+    case tooOld(age: Int64)
 
     public var isPermanent: Bool {
-        if case .unassignedNumber = self { return true }
-        return false
+        switch self {
+        case .unassignedNumber, .tooOld: true
+        default: false
+        }
     }
 
     public var description: String {
@@ -175,6 +179,7 @@ public enum SendProblem: Equatable, Sendable, CustomStringConvertible {
         case .lineLost: "the modem's line was lost"
         case .notJournaled(let why): "could not be saved to the outbox (\(why)); sending anyway"
         case .notDelivered(let st): SendProblem.reportText(st)
+        case .tooOld(let age): "not sent: asked for \(durationText(age)) ago, and news that old would mislead the contact"
         }
     }
 

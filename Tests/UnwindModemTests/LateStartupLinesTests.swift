@@ -25,7 +25,10 @@ import UnwindModem
         rig.run(for: .milliseconds(500))
         #expect(rig.settle())
         #expect(rig.modem.status.restarts == 0)
-        #expect(rig.transcript == setUp, "set up again after \(lines)")
+        // Nothing but the registration poll went to the modem since its set-up.
+        #expect(rig.transcript.hasPrefix(setUp))
+        let later = String(rig.transcript.dropFirst(setUp.count)).replacingOccurrences(of: "AT+CREG?\\rAT+CGREG?\\rAT+CEREG?\\r", with: "")
+        #expect(later.isEmpty, "set up again after \(lines): \(later)")
         #expect(rig.modem.status.link == .ready)
     }
 

@@ -56,6 +56,9 @@ public enum ATCommand: Equatable, Sendable {
     /// `AT+CPMS="SM","SM","SM"`: read, delete and receive in the SIM's store, so every index a
     /// +CMTI or +CDSI names is one AT+CMGR and AT+CMGD reach.
     case messageStorage
+    /// `AT+CPMS="SR"` or `AT+CPMS="SM"`: which memory AT+CMGR and AT+CMGD reach — the modem's
+    /// own status-report memory, or back to the SIM's store.
+    case readFrom(ReadMemory)
     /// `AT+CNMI=…`: how new messages and status reports are announced.
     case messageIndications(MessageIndications)
     /// `AT+CMGL=4`: every stored message (PDU mode).
@@ -90,6 +93,7 @@ public enum ATCommand: Equatable, Sendable {
         case .enterPIN(let pin): "AT+CPIN=\"\(pin.digits)\""
         case .messageService: "AT+CSMS?"
         case .messageStorage: "AT+CPMS=\"SM\",\"SM\",\"SM\""
+        case .readFrom(let m): "AT+CPMS=\"\(m.rawValue)\""
         case .messageIndications(let m): "AT+CNMI=\(m.parameters)"
         case .listMessages: "AT+CMGL=4"
         case .readMessage(let i): "AT+CMGR=\(i.value)"
@@ -109,7 +113,7 @@ public enum ATCommand: Equatable, Sendable {
         case .submit: "+CMGS:"
         case .setServiceCentre, .serviceCentreQuery: "+CSCA:"
         case .messageService: "+CSMS:"
-        case .messageStorage: "+CPMS:"
+        case .messageStorage, .readFrom: "+CPMS:"
         case .listMessages: "+CMGL:"
         case .readMessage: "+CMGR:"
         case .listCalls: "+CLCC:"
@@ -186,6 +190,13 @@ public struct ATResponse: Equatable, Sendable {
 
 /// A line the modem sends on its own, recognised at any moment — also between the `> ` prompt
 /// and `+CMGS`.
+/// A message memory AT+CPMS can name for reading: the SIM's store, or the status-report memory
+/// some modems keep stored reports in (`+CDSI: "SR",<n>`).
+public enum ReadMemory: String, Equatable, Sendable {
+    case sim = "SM"
+    case reports = "SR"
+}
+
 public enum UnsolicitedCode: Equatable, Sendable {
     case ring
     /// +CMTI: a message arrived.

@@ -111,6 +111,16 @@ extension GSMModem {
         if case .cmsError(let c) = response.outcome, c.number == 322 {
             if case .replies = finishedJob {} else { replies.storeFull("+CMS ERROR: 322 to \(command.logged)") }
         }
+        // What an answer says of the network or the SIM counts for readiness at once, whoever
+        // asked: 27.005's 331 "no network service", 27.007's 10 "SIM not inserted".
+        if case .cmsError(let c) = response.outcome, c.number == 331 {
+            refresh.networkRefused("+CMS ERROR: 331 (no network service) to \(command.logged)", &ctx)
+        }
+        if case .cmeError(let c) = response.outcome, c.number == 10, ctx.status.sim != .absent {
+            logger.warning("SIM: +CME ERROR: 10 (not inserted) to \(command.logged)")
+            ctx.status.sim = .absent
+            ctx.statusChanged()
+        }
         carryOut()
     }
 

@@ -192,6 +192,14 @@ struct BringUp {
             return false
         }
         guard stage == .ready else { return false }
+        // What the modem says of its SIM is the state now; AT+CPIN? then tells the rest.
+        switch v.uppercased() {
+        case "NOT INSERTED", "REMOVED": ctx.status.sim = .absent
+        case "NOT READY": ctx.status.sim = .busy
+        case let other where other.hasPrefix("SIM P") || other.hasPrefix("PH-"): ctx.status.sim = .locked(v)
+        default: break
+        }
+        ctx.statusChanged()
         logger.warning("SIM: \(line); checking it again")
         return true
     }

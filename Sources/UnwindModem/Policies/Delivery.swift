@@ -5,9 +5,10 @@ import UnwindCore
 ///
 /// - Every attempt starts with AT+CMGF=0 (PDU mode, whatever happened to the modem since),
 ///   then AT+CMGS per part. Only `+CMGS: <mr>` counts as sent.
-/// - Of the due messages, the one tried least often goes first (oldest first among equals), so
-///   every contact's first attempt goes out before anyone's second and one contact's trouble
-///   never holds the others back. A message's first attempt waits `firstSubmit` for its
+/// - Of the due messages, the one tried least often goes first (among equals the newest call
+///   for help, then each batch in its order), so every contact's first attempt goes out before
+///   anyone's second, one contact's trouble never holds the others back, and a new PANIC never
+///   waits behind alerts left from long ago (those go with a note, or not at all: `LateAlerts`). A message's first attempt waits `firstSubmit` for its
 ///   confirmation, later ones the modem's full `submit`.
 /// - A PDU without `+CMGS` in time is in doubt and sent again (a duplicate beats a loss). Its
 ///   answer may still come until its write + the submit timeout: it stays *open* until then.
@@ -77,6 +78,8 @@ struct Delivery {
         /// credited: a part whose `+CMGS` was counted, not credited, is open, and the parts
         /// after it have never been written, so they go at once rather than after its window.
         var aheadPart: Int?
+        /// Its PDUs carry the note of a late alert (`LateAlerts`).
+        var sentLate = false
         var partToWrite: Int { aheadPart ?? entry.partsSent }
     }
 
@@ -141,9 +144,13 @@ struct Delivery {
         t.mayHaveGone = entry.partsSent > 0 || entry.references.contains { $0 != nil }
             || entry.history.contains { $0.problem == SendProblem.noConfirmation.description }
             || entry.attempts > entry.history.count
-        if entry.failure != nil {  // only an unassigned number stops a message
-            t.state = .failed(.unassignedNumber(entry.alert.number))
-            t.lastProblem = .unassignedNumber(entry.alert.number)
+        if let failure = entry.failure {
+            if failure == SendProblem.unassignedNumber(entry.alert.number).description {
+                t.state = .failed(.unassignedNumber(entry.alert.number))
+                t.lastProblem = .unassignedNumber(entry.alert.number)
+            } else {
+                t.entry.failure = nil  // too old: judged again before its turn (`LateAlerts`)
+            }
         }
         if t.entry.partsSent >= t.pdus.count && !t.pdus.isEmpty { t.entry.partsSent = 0 }  // never trust a count beyond the parts
         // The part after the accepted ones may have been on the wire when the device stopped.
@@ -237,12 +244,46 @@ struct Delivery {
                                     promptTimeout: promptWait, staleReference: first ? lastSubmitReference : nil)
             return (request, .submit(id, part: part + 1))
         }
+        if tracked[k].entry.partsSent == 0, !tracked[k].mayHaveGone, !tracked[k].notice, !judgeLateness(k, &ctx) { return nil }
         tracked[k].entry.attempts += 1
         setState(k, .sending, &ctx)
         // On the card before the AT+CMGS goes out: the outbox never says "0 attempts" of a
         // message already on the line.
         persist(k, &ctx)
         return (ATRequest(.pduMode, timeout: t.command), .pduMode(id))
+    }
+
+    /// Before an attempt none of whose text can be on a phone yet: an alert asked for long ago
+    /// goes with a note saying so, or not at all (`LateAlerts`). False: it is not sent.
+    private mutating func judgeLateness(_ k: Int, _ ctx: inout PolicyContext) -> Bool {
+        let e = tracked[k].entry
+        switch LateAlerts.verdict(created: e.created, now: ctx.wall, purpose: e.purpose) {
+        case .asWritten:
+            return true
+        case .late(let note):
+            guard !tracked[k].sentLate else { return true }
+            do {
+                tracked[k].pdus = try SMSPDU.encode(note + "\n" + e.alert.message, to: e.alert.number, reference: e.reference,
+                                                    options: SMSSubmitOptions(validity: configuration.validity, statusReport: true))
+                tracked[k].sentLate = true
+                logger.notice("\(e.id): asked for at \(e.created.secondsSinceEpoch), sent late with a note: \(note)")
+            } catch {
+                logger.error("\(e.id): the late note could not be encoded (\(error)); sent as written")
+            }
+            return true
+        case .tooOld(let age):
+            if !(e.history.last?.problem.hasPrefix("not sent: asked for") ?? false) {
+                tracked[k].entry.history.append(OutboxAttempt(at: ctx.wall, problem: SendProblem.tooOld(age: age).description))
+            }
+            tracked[k].entry.failure = SendProblem.tooOld(age: age).description
+            tracked[k].state = .failed(.tooOld(age: age))
+            tracked[k].lastProblem = .tooOld(age: age)
+            logger.error("\(e.id): \(SendProblem.tooOld(age: age))")
+            ctx.events.append(.messageFailed(e.id, .tooOld(age: age)))
+            persist(k, &ctx)
+            ctx.statusChanged()
+            return false
+        }
     }
 
     /// Every contact's first attempt goes out within this of the alerts being asked for, whenever
@@ -312,7 +353,12 @@ struct Delivery {
             // be one more that cannot be told apart (and a late answer to it could make it one
             // more copy). First attempts go at once, and so does a part never written.
             if t.entry.attempts > 0 && !open.isEmpty && !t.nextPartNeverWritten { continue }
-            if let b = best, tracked[b].entry.attempts <= t.entry.attempts { continue }
+            if let b = best {
+                let (chosen, other) = (tracked[b].entry, t.entry)
+                if chosen.attempts < other.attempts { continue }
+                // Among equals the newest call for help first, each batch in its own order.
+                if chosen.attempts == other.attempts && chosen.created >= other.created { continue }
+            }
             best = k
         }
         return best

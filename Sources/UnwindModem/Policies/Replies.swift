@@ -21,6 +21,7 @@ struct Replies {
         case delete(StoreIndex)
         case acknowledge
         case indications(MessageIndications)
+        case readFrom(ReadMemory)
     }
 
     let configuration: ModemConfiguration
@@ -37,13 +38,24 @@ struct Replies {
     private var reassert: MessageIndications?
     /// Stored outgoing messages seen on the SIM (left alone), logged once.
     private var outgoingNoted = false
+    /// Status reports the modem keeps in its "SR" memory: read and deleted there, between
+    /// AT+CPMS="SR" and AT+CPMS="SM", in one go while nothing else of the store is read.
+    private(set) var reportsToRead: [StoreIndex] = []
+    private(set) var reportsToDelete: [StoreIndex] = []
+    /// AT+CPMS="SR" answered OK and "SM" not yet set back: reads and deletes reach the reports.
+    private(set) var readingReports = false
+    /// The modem refused AT+CPMS="SR": its reports cannot be read (said once).
+    private var reportMemoryRefused = false
 
     init(configuration: ModemConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
     }
 
-    var hasWork: Bool { acknowledgements > 0 || sweepFirst || reassert != nil || !toRead.isEmpty || !toDelete.isEmpty }
+    var hasWork: Bool {
+        acknowledgements > 0 || sweepFirst || reassert != nil || !toRead.isEmpty || !toDelete.isEmpty
+            || !reportsToRead.isEmpty || !reportsToDelete.isEmpty || readingReports
+    }
 
     /// The modem is set up: what is already stored is collected first.
     mutating func modemReady(_ ctx: inout PolicyContext) {
@@ -51,6 +63,9 @@ struct Replies {
         skipped.removeAll()
         toRead.removeAll()
         toDelete.removeAll()
+        reportsToRead.removeAll()
+        reportsToDelete.removeAll()
+        readingReports = false  // the set-up chose the SIM's store again
     }
 
     /// Acknowledgements: the network waits for them.
@@ -64,6 +79,18 @@ struct Replies {
     /// is announced, the periodic sweep.
     mutating func next(_ ctx: inout PolicyContext) -> (ATRequest, Job)? {
         let t = configuration.timeouts
+        // The report memory's turn, once begun, runs to its end: the SIM's store waits.
+        if readingReports {
+            if !reportsToDelete.isEmpty {
+                let i = reportsToDelete.removeFirst()
+                return (ATRequest(.deleteMessage(i), timeout: t.storeItem), .delete(i))
+            }
+            if !reportsToRead.isEmpty {
+                let i = reportsToRead.removeFirst()
+                return (ATRequest(.readMessage(i), timeout: t.storeItem), .read(i))
+            }
+            return (ATRequest(.readFrom(.sim), timeout: t.command), .readFrom(.sim))
+        }
         if sweepFirst {
             sweepFirst = false
             return (ATRequest(.listMessages, timeout: t.store), .list)
@@ -79,6 +106,9 @@ struct Replies {
         if !toRead.isEmpty {
             let i = toRead.removeFirst()
             return (ATRequest(.readMessage(i), timeout: t.storeItem), .read(i))
+        }
+        if !reportsToRead.isEmpty || !reportsToDelete.isEmpty {
+            return (ATRequest(.readFrom(.reports), timeout: t.command), .readFrom(.reports))
         }
         if let s = nextSweep, ctx.now >= s {
             nextSweep = ctx.now + t.storeSweep
@@ -99,6 +129,11 @@ struct Replies {
             return
         }
         let memory = f[0].unquoted.uppercased()
+        if memory == ReadMemory.reports.rawValue, line.hasPrefix("+CDSI:"), ctx.messageStoreName == ReadMemory.sim.rawValue,
+           !reportMemoryRefused {
+            if !reportsToRead.contains(index) && !reportsToDelete.contains(index) { reportsToRead.append(index) }
+            return
+        }
         if let ours = ctx.messageStoreName, memory != ours {
             logger.warning("modem: \(line) is in \(memory), which the device does not read (it set \(ours)); ignored")
             return
@@ -132,7 +167,11 @@ struct Replies {
 
     /// What the arbiter did with a message read (`index`) or received inline (nil).
     mutating func handled(_ index: StoreIndex?, stored: Bool, _ ctx: inout PolicyContext) {
-        if let index {
+        if let index, readingReports {
+            // A report that did not reach the card stays in the memory: the next +CDSI, or
+            // the modem's own limit, brings the memory's turn again.
+            if stored && !reportsToDelete.contains(index) { reportsToDelete.append(index) }
+        } else if let index {
             if stored {
                 if !toDelete.contains(index) { toDelete.append(index) }
             } else {
@@ -150,6 +189,8 @@ struct Replies {
         if case .timedOut = r.outcome {
             ctx.requests.append(.resynchronise(afterSubmit: false))
             switch job {
+            case .read(let i) where readingReports: reportsToRead.insert(i, at: 0)
+            case .delete(let i) where readingReports: reportsToDelete.insert(i, at: 0)
             case .read(let i): toRead.insert(i, at: 0)
             case .delete(let i): toDelete.insert(i, at: 0)
             default: break
@@ -174,6 +215,22 @@ struct Replies {
             }
         case .indications(let m):
             if !r.outcome.isOK { logger.warning("AT+CNMI=\(m.parameters) answered \(r.outcome)") }
+        case .readFrom(.reports):
+            if r.outcome.isOK {
+                readingReports = true
+            } else {
+                reportMemoryRefused = true
+                reportsToRead.removeAll()
+                reportsToDelete.removeAll()
+                logger.warning("the modem announces status reports in its \"SR\" memory but refused AT+CPMS=\"SR\" (\(r.outcome)); they cannot be read, so alerts stay \"sent\", never \"delivered\"")
+            }
+        case .readFrom(.sim):
+            if r.outcome.isOK {
+                readingReports = false
+            } else {
+                logger.warning("AT+CPMS=\"SM\" answered \(r.outcome); the line is resynchronised and it is asked again")
+                ctx.requests.append(.resynchronise(afterSubmit: false))
+            }
         }
     }
 

@@ -14,7 +14,19 @@ struct StatusRefresh {
     /// Registration queries the modem answered ERROR to: not asked again.
     var unsupported: Set<RegistrationDomain> = []
     var notRegisteredSince: Instant?
-    var nextRefresh: Instant?
+    /// When registration, signal and operator are read next.
+    var fullRefreshAt: Instant?
+    /// When registration alone is read next: readiness follows a network lost or found within
+    /// `registrationPoll`, whether the modem announces it or not.
+    var registrationCheckAt: Instant?
+    /// The earlier of the two.
+    var nextRefresh: Instant? {
+        get { [fullRefreshAt, registrationCheckAt].compactMap { $0 }.min() }
+        set {
+            fullRefreshAt = newValue
+            registrationCheckAt = newValue
+        }
+    }
     var queue: [ATCommand] = []
     /// The modem reported a manual or deregistered operator selection: AT+COPS=0 before anything.
     var automaticOperatorRequested = false
@@ -50,10 +62,14 @@ struct StatusRefresh {
     /// and the technician go first).
     mutating func nextQuery(_ ctx: inout PolicyContext) -> (ATRequest, Job)? {
         let t = configuration.timeouts
-        if queue.isEmpty, let r = nextRefresh, ctx.now >= r {
-            queue = RegistrationDomain.allCases.filter { !unsupported.contains($0) }.map { .registration($0) }
-                + [.signalQuality, .operatorName]
-            nextRefresh = ctx.now + (ctx.status.isRegistered ? t.statusRefresh : t.registrationPoll)
+        let registration = RegistrationDomain.allCases.filter { !unsupported.contains($0) }.map { ATCommand.registration($0) }
+        if queue.isEmpty, let r = fullRefreshAt, ctx.now >= r {
+            queue = registration + [.signalQuality, .operatorName]
+            fullRefreshAt = ctx.now + (ctx.status.isRegistered ? t.statusRefresh : t.registrationPoll)
+            registrationCheckAt = ctx.now + t.registrationPoll
+        } else if queue.isEmpty, let r = registrationCheckAt, ctx.now >= r {
+            queue = registration
+            registrationCheckAt = ctx.now + t.registrationPoll
         }
         if queue.isEmpty { return nil }
         return (ATRequest(queue.removeFirst(), timeout: t.command), .refresh)
@@ -62,7 +78,19 @@ struct StatusRefresh {
     /// The modem is set up: the first refresh after the usual period (sooner while unregistered).
     mutating func modemReady(_ ctx: inout PolicyContext) {
         let t = configuration.timeouts
-        nextRefresh = ctx.now + (ctx.status.isRegistered ? t.statusRefresh : t.registrationPoll)
+        fullRefreshAt = ctx.now + (ctx.status.isRegistered ? t.statusRefresh : t.registrationPoll)
+        registrationCheckAt = ctx.now + t.registrationPoll
+    }
+
+    /// The modem said it has no network (`+CMS ERROR: 331`, "no network service"): readiness
+    /// says so at once, and registration is read again at once to learn more.
+    mutating func networkRefused(_ why: String, _ ctx: inout PolicyContext) {
+        for d in RegistrationDomain.allCases where !unsupported.contains(d) {
+            ctx.status.registration[d] = .notRegistered
+        }
+        logger.warning("network: \(why); not registered until the modem says otherwise")
+        registrationChanged(&ctx)
+        registrationCheckAt = ctx.now
     }
 
     /// Until when sending waits for registration (nil: no wait). Once the patience is over the
@@ -224,6 +252,9 @@ struct StatusRefresh {
         } else if ctx.status.registration.values.contains(where: { $0 != .unknown }) {
             if notRegisteredSince == nil {
                 notRegisteredSince = ctx.now
+                // Signal and operator too are read every `registrationPoll` until it is back.
+                let soon = ctx.now + configuration.timeouts.registrationPoll
+                if let f = fullRefreshAt, f > soon { fullRefreshAt = soon }
                 logger.warning("network: \(ctx.status.registrationSummary); sending waits up to \(configuration.timeouts.registrationPatience)")
             }
         } else {

@@ -18,6 +18,8 @@ public struct SubmitPlan: Equatable, Sendable {
         /// `+CMGS: <mr>` and no OK.
         case acceptedWithoutOK
         case cmsError(Int)
+        /// `+CME ERROR: <n>` (some modems answer a submit with it, e.g. 10: SIM not inserted).
+        case cmeError(Int)
         /// Nothing at all (the message may or may not have gone: in doubt).
         case silence
         /// The modem restarts (boot messages) instead of answering.
@@ -100,6 +102,9 @@ public struct ModemScript: Equatable, Sendable {
     public var messageService = 0
     /// AT+CNMI parameter lists the modem refuses (ERROR), e.g. "2,1,0,1,0" for a modem without +CDS.
     public var refusedIndications: Set<String> = []
+    /// Where stored status reports go: "SM" with the replies, or "SR", the modem's own report
+    /// memory (+CDSI: "SR",<n>; AT+CPMS="SR" to read them), as a Teltonika TRM240 does.
+    public var reportMemory = "SM"
     /// Messages the SIM holds; its first index (SIM800 counts from 1, some modems from 0).
     public var storeCapacity = 30
     public var firstStoreIndex = 1

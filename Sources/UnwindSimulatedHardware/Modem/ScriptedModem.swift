@@ -59,6 +59,10 @@ public struct ScriptedModem: Sendable {
     public internal(set) var indications = (mt: 0, ds: 0)
     /// The SIM's store: index → message.
     public internal(set) var store: [Int: StoredSMS] = [:]
+    /// Status reports the modem keeps in its own "SR" memory (`ModemScript.reportMemory`), and
+    /// which memory AT+CMGR, AT+CMGD and AT+CMGL reach (AT+CPMS's first).
+    public internal(set) var reportStore: [Int: StoredSMS] = [:]
+    public internal(set) var readMemory = "SM"
     /// Messages the network holds because the store was full; delivered when there is room.
     public internal(set) var heldByNetwork: [[UInt8]] = []
     var scheduledReports: [ScheduledReport] = []
@@ -299,6 +303,8 @@ public struct ScriptedModem: Sendable {
         case .cmsError(let n):
             send(["+CMS ERROR: \(n)"], at: at)
             if let again = plan.repeatResultAfter { send(["+CMS ERROR: \(n)"], at: at + again) }
+        case .cmeError(let n):
+            send(["+CME ERROR: \(n)"], at: at)
         case .silence:
             parts.append(SimulatedPart(submit: decoded, occurrence: k, answered: false))
         case .restart:

@@ -131,7 +131,12 @@ extension ScriptedModem {
                 if script.messageService == 1 { acknowledgementsDue += 1 }
                 route = .inline
             case 2:
-                if let i = freeIndex() {
+                if script.reportMemory == "SR" {
+                    let i = (script.firstStoreIndex...).first { reportStore[$0] == nil }!
+                    reportStore[i] = StoredSMS(pdu: pdu)
+                    send(["+CDSI: \"SR\",\(i)"], at: now)
+                    route = .stored
+                } else if let i = freeIndex() {
                     store[i] = StoredSMS(pdu: pdu)
                     send(["+CDSI: \"SM\",\(i)"], at: now)
                     route = .stored
@@ -173,8 +178,16 @@ extension ScriptedModem {
         switch upper {
         case "AT+CSMS?":
             send(["+CSMS: \(script.messageService),1,1,1", "OK"], at: now)
-        case "AT+CPMS=\"SM\",\"SM\",\"SM\"":
+        case "AT+CPMS=\"SM\",\"SM\",\"SM\"", "AT+CPMS=\"SM\"":
+            readMemory = "SM"
             send(["+CPMS: \(used),\(total),\(used),\(total),\(used),\(total)", "OK"], at: now)
+        case "AT+CPMS=\"SR\"":
+            guard script.reportMemory == "SR" else {
+                send(["+CMS ERROR: 302"], at: now)
+                return true
+            }
+            readMemory = "SR"
+            send(["+CPMS: \(reportStore.count),\(total),\(used),\(total),\(used),\(total)", "OK"], at: now)
         case "AT+CNMA":
             if acknowledgementsDue > 0 {
                 acknowledgementsDue -= 1
@@ -184,10 +197,11 @@ extension ScriptedModem {
             }
         case "AT+CMGL=4":
             var lines: [String] = []
-            for i in store.keys.sorted() {
-                guard let m = store[i] else { continue }
+            let listed = readMemory == "SR" ? reportStore : store
+            for i in listed.keys.sorted() {
+                guard let m = listed[i] else { continue }
                 lines += ["+CMGL: \(i),\(m.stat),,\(m.length)", hexString(m.pdu)]
-                if m.stat == 0 { store[i]?.stat = 1 }
+                if m.stat == 0 { if readMemory == "SR" { reportStore[i]?.stat = 1 } else { store[i]?.stat = 1 } }
             }
             send(lines + ["OK"], at: now)
         default:
@@ -205,7 +219,9 @@ extension ScriptedModem {
                     send(["+CMS ERROR: 321"], at: now)
                     return true
                 }
-                if let m = store[i] {
+                if readMemory == "SR", let m = reportStore[i] {
+                    send(["+CMGR: \(m.stat),,\(m.length)", hexString(m.pdu), "OK"], at: now)
+                } else if readMemory == "SM", let m = store[i] {
                     send(["+CMGR: \(m.stat),,\(m.length)", hexString(m.pdu), "OK"], at: now)
                     if m.stat == 0 { store[i]?.stat = 1 }
                 } else {
@@ -216,7 +232,7 @@ extension ScriptedModem {
                     send(["+CMS ERROR: 321"], at: now)
                     return true
                 }
-                store[i] = nil
+                if readMemory == "SR" { reportStore[i] = nil } else { store[i] = nil }
                 deletions.append(i)
                 ok(now)
                 deliverHeld(at: now)

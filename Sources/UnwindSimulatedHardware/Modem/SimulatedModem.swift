@@ -66,6 +66,7 @@ extension SimulatedModem {
 
     /// The SIM's store, by index.
     public var store: [Int: StoredSMS] { withScriptedModem { $0.store } }
+    public var reportStore: [Int: StoredSMS] { withScriptedModem { $0.reportStore } }
     public var heldByNetwork: Int { withScriptedModem { $0.heldByNetwork.count } }
     public var reportsSent: [SentReport] { withScriptedModem { $0.reportsSent } }
     public var deletions: [Int] { withScriptedModem { $0.deletions } }
