@@ -15,9 +15,9 @@
 #                                kept aside: pass WHAT, or fail WHAT with that output
 #   check_all WHAT <<'EOF'       each line of standard input a shell test, run in a subshell:
 #                                pass WHAT when every one succeeds, else fail WHAT naming them
-#   finish [LABEL]               "[LABEL: ]N passed, N failed, N skipped", then exit 0 when
-#                                nothing failed, else 1. Tests/KernelRig/hardware-tests.sh reads
-#                                this line ("^N passed, 0 failed").
+#   finish                       "N passed, N failed, N skipped", then exit 0 when nothing
+#                                failed, else 1. Tests/KernelRig/hardware-tests.sh reads this
+#                                line ("^N passed, 0 failed").
 #
 # Waits (a condition, never a fixed time):
 #   eventually [--while COND] SECONDS COMMAND...
@@ -84,7 +84,7 @@ check_all() {
 }
 
 finish() {
-    printf '%s%d passed, %d failed, %d skipped\n' "${1:+$1: }" "$checks_passed" "$checks_failed" "$checks_skipped"
+    printf '%d passed, %d failed, %d skipped\n' "$checks_passed" "$checks_failed" "$checks_skipped"
     [ "$checks_failed" -eq 0 ] && exit 0
     exit 1
 }
