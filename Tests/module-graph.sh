@@ -4,9 +4,12 @@
 #   Tests/module-graph.sh --write   rewrites the README's block from Package.swift.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# log, die
+# shellcheck source-path=SCRIPTDIR source=../deploy/lib/toolkit.sh
+. deploy/lib/toolkit.sh
 generated=$(swift package dump-package | swift Tests/module-graph.swift)
 if [ "${1:-}" = "--write" ]; then
-    GRAPH="$generated" python3 - <<'PY' 2>/dev/null || { echo "module-graph: --write needs python3" >&2; exit 1; }
+    GRAPH="$generated" python3 - <<'PY' 2>/dev/null || die "--write needs python3"
 import os, re
 s = open("README.md").read()
 block = "<!-- module-graph -->\n```\n" + os.environ["GRAPH"] + "\n```\n<!-- /module-graph -->"
@@ -17,7 +20,7 @@ PY
 fi
 documented=$(sed -n '/<!-- module-graph -->/,/<!-- \/module-graph -->/p' README.md | sed '1,2d;$d' | sed '$d')
 if [ "$generated" != "$documented" ]; then
-    echo "module-graph: the README's graph is not Package.swift's (Tests/module-graph.sh --write updates it):" >&2
+    log "the README's graph is not Package.swift's (Tests/module-graph.sh --write updates it):"
     diff <(echo "$documented") <(echo "$generated") >&2 || true
     exit 1
 fi

@@ -26,11 +26,14 @@
 #   stage 3 / 4 / 5 / 6 (quicker local runs).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
+# die
+# shellcheck source-path=SCRIPTDIR source=../deploy/lib/toolkit.sh
+. deploy/lib/toolkit.sh
 started=$SECONDS
 rx_bytes() { sed 's/:/ /' /proc/net/dev | awk 'NR > 2 && $1 != "lo" { s += $2 } END { printf "%.0f\n", s }'; }
 rx_started=$(rx_bytes)
 
-./deploy/dev-deps.sh || { echo "run-all: installing the dependencies failed" >&2; exit 1; }
+./deploy/dev-deps.sh || die "installing the dependencies failed"
 
 # --- preparations, beside the build ---------------------------------------------------------------
 # The slowest preparations wait on the network, the disk and qemu-user (the arm64 toolchain: 1.1 GB

@@ -15,6 +15,9 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
 deb=$here/debian
+# log, die
+# shellcheck source-path=SCRIPTDIR source=lib/toolkit.sh
+. "$here/lib/toolkit.sh"
 
 usage() {
     cat <<'USAGE'
@@ -44,7 +47,6 @@ compress=xz
 maintainer=
 swift_runtime=
 
-die() { printf 'build-deb: %s\n' "$*" >&2; exit 1; }
 while [ $# -gt 0 ]; do
     case "$1" in
         --from) from=${2:?--from needs a directory}; shift 2 ;;
@@ -55,7 +57,7 @@ while [ $# -gt 0 ]; do
         --maintainer) maintainer=${2:?--maintainer needs a value}; shift 2 ;;
         --swift-runtime) swift_runtime=${2:?--swift-runtime needs a directory}; shift 2 ;;
         -h | --help) usage; exit 0 ;;
-        *) echo "build-deb: unknown option $1 (see --help)" >&2; exit 2 ;;
+        *) die --status 2 "unknown option $1 (see --help)" ;;
     esac
 done
 case "$compress" in xz | gzip) ;; *) die "--compress takes xz or gzip" ;; esac
@@ -81,7 +83,7 @@ case "$version" in *[!0-9A-Za-z.+~]*) die "version $version: only digits, letter
 # accepts a package version that is it, or starts with it and + or ~.
 case "$version" in
     "$changelog_version" | "$changelog_version"[+~]*) ;;
-    *) echo "build-deb: note: version $version does not start with the changelog's $changelog_version, which the daemon reports; the fleet's health check will fail it (deploy/README.md)" >&2 ;;
+    *) log "note: version $version does not start with the changelog's $changelog_version, which the daemon reports; the fleet's health check will fail it (deploy/README.md)" ;;
 esac
 maintainer=${maintainer:-$(sed -n 's/^ -- \(.*>\)  .*/\1/p' "$deb/changelog" | head -n 1)}
 # Every file's time: the changelog's date, so that the same inputs give the same package.
@@ -213,7 +215,7 @@ if [ "$is_elf" = 1 ]; then
     shlibs=$(echo "$shlibs" | sed -n 's/^shlibs:Depends=//p')
     [ -n "$shlibs" ] || die "dpkg-shlibdeps found no dependencies"
 else
-    echo "build-deb: $from/unwind is not an ELF executable (a stand-in?): no library dependencies" >&2
+    log "$from/unwind is not an ELF executable (a stand-in?): no library dependencies"
 fi
 depends_libs=${shlibs:-libc6}
 
@@ -228,5 +230,5 @@ find "$pkg" -exec touch -h -d "@$epoch" {} +
 mkdir -p "$out"
 file=$out/unwind_${version}_${arch}.deb
 SOURCE_DATE_EPOCH=$epoch dpkg-deb --root-owner-group -Z"$compress" --build "$pkg" "$file" >/dev/null
-echo "build-deb: $file ($(du -h "$file" | cut -f1); Depends: $(sed -n 's/^Depends: //p' "$pkg/DEBIAN/control"))" >&2
+log "$file ($(du -h "$file" | cut -f1); Depends: $(sed -n 's/^Depends: //p' "$pkg/DEBIAN/control"))"
 echo "$file"

@@ -11,6 +11,9 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
+# log, die
+# shellcheck source-path=SCRIPTDIR source=lib/toolkit.sh
+. "$here/lib/toolkit.sh"
 
 out=
 scratch=$repo/.build-release
@@ -40,14 +43,11 @@ while [ $# -gt 0 ]; do
         --tar) tar=1; shift ;;
         --no-strip) strip_binary=0; shift ;;
         -h | --help) usage; exit 0 ;;
-        *) echo "build-release: unknown option $1 (see --help)" >&2; exit 2 ;;
+        *) die --status 2 "unknown option $1 (see --help)" ;;
     esac
 done
 
-command -v swift >/dev/null || {
-    echo "build-release: 'swift' is not on PATH; install Swift 6 for $(uname -m) first (deploy/README.md)" >&2
-    exit 1
-}
+command -v swift >/dev/null || die "'swift' is not on PATH; install Swift 6 for $(uname -m) first (deploy/README.md)"
 "$repo/deploy/dev-deps.sh"
 
 arch=$(uname -m)
@@ -59,7 +59,7 @@ out=${out:-$here/dist/unwind-$version-$arch}
 args=(-c release --static-swift-stdlib --product unwind --scratch-path "$scratch" -Xlinker -z -Xlinker now)
 [ -n "$jobs" ] && args+=(--jobs "$jobs")
 
-echo "build-release: swift build ${args[*]}" >&2
+log "swift build ${args[*]}"
 start=$(date +%s)
 (cd "$repo" && swift build "${args[@]}")
 seconds=$(($(date +%s) - start))
@@ -86,14 +86,13 @@ size=$(du -sh "$out" | cut -f1)
 check=$(mktemp -d)
 printf '0 PAGE long\n2 end\n' >"$check/script"
 "$out/unwind" sim --headless "$check/script" --out "$check/out" --no-frames >/dev/null 2>&1 || {
-    echo "build-release: $out/unwind does not run (unwind sim --headless failed)" >&2
     rm -rf "$check"
-    exit 1
+    die "$out/unwind does not run (unwind sim --headless failed)"
 }
 rm -rf "$check"
 
 if [ "$tar" = 1 ]; then
     tar -C "$(dirname "$out")" -czf "$out.tar.gz" "$(basename "$out")"
-    echo "build-release: $out.tar.gz" >&2
+    log "$out.tar.gz"
 fi
-echo "build-release: $out ($size, built in ${seconds}s)" >&2
+log "$out ($size, built in ${seconds}s)"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # shellcheck source-path=SCRIPTDIR
-# test.sh -- checks everything under deploy/ and hardware/ without touching this machine's
-# system: every test writes below a throwaway directory or inside throwaway chroots.
+# shellcheck disable=SC2317 # the tests' helpers run through check
+# test.sh -- checks everything under deploy/ and hardware/, and every shell script of the
+# repository (shellcheck), without touching this machine's system: every test writes below a
+# throwaway directory or inside throwaway chroots.
 #
 #   deploy/test.sh            # installs what it needs (shellcheck, systemd, udev, lintian,
 #                             # debootstrap, dpkg-dev, ansible-core, ansible-lint, xmllint,
@@ -23,27 +25,14 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
 started=$(date +%s)
+# pass, fail, skip, check, finish, log
+# shellcheck source=lib/toolkit.sh
+. "$here/lib/toolkit.sh"
 
-passed=0
-failed=0
-skipped=0
-ok() { passed=$((passed + 1)); printf 'ok    %s\n' "$1"; }
-bad() {
-    failed=$((failed + 1)); printf 'FAIL  %s\n' "$1"
-    if [ -n "${2:-}" ] && [ -f "$2" ]; then sed 's/^/      | /' "$2" | tail -n 40; fi
-}
-skip() { skipped=$((skipped + 1)); printf 'skip  %s (%s)\n' "$1" "$2"; }
-# verdict WHY PASSED FAILED OUT: ok PASSED when the checks left WHY empty, else bad FAILED with
-# WHY added to the command's output OUT.
+# verdict WHY PASSED FAILED OUT: pass PASSED when the checks left WHY empty, else fail FAILED
+# with WHY added to the command's output OUT.
 verdict() {
-    if [ -z "$1" ]; then ok "$2"; else echo "$1" >>"$4"; bad "$3" "$4"; fi
-}
-# check NAME COMMAND...: runs COMMAND with its output in a log shown on failure.
-check() {
-    local name=$1 log
-    shift
-    log=$(mktemp "$work/log.XXXXXX")
-    if "$@" >"$log" 2>&1; then ok "$name"; else bad "$name" "$log"; fi
+    if [ -z "$1" ]; then pass "$2"; else echo "$1" >>"$4"; fail "$3" "$4"; fi
 }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/unwind-deploy-test.XXXXXX")
@@ -55,7 +44,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/unwind-deploy-test.XXXXXX")
 . "$here/tests/ansible.sh"
 # Unmount first: rm --one-file-system would not descend into a mount left behind anyway.
 # UNWIND_TEST_KEEP=1 keeps the directory (its logs, the chroots) for a look after a failure.
-trap 'unmount_all; if [ "${UNWIND_TEST_KEEP:-0}" = 1 ]; then echo "test: kept $work"; else rm -rf --one-file-system "$work"; fi' EXIT
+trap 'unmount_all; if [ "${UNWIND_TEST_KEEP:-0}" = 1 ]; then log "kept $work"; else rm -rf --one-file-system "$work"; fi' EXIT
 
 root_ok=1
 if [ "$(id -u)" -ne 0 ]; then root_ok=0; fi
@@ -75,25 +64,28 @@ command -v ansible-lint >/dev/null || need+=(ansible-lint)
 command -v xmllint >/dev/null || need+=(libxml2-utils)
 command -v strace >/dev/null || need+=(strace)
 if [ ${#need[@]} -gt 0 ]; then
-    echo "test: installing ${need[*]}"
+    log "installing ${need[*]}"
     t0=$(date +%s)
     # shellcheck source=lib/apt.sh
     . "$here/lib/apt.sh"
-    install_missing "${need[@]}" || echo "test: some tools could not be installed; their tests are skipped"
-    echo "test: tools installed in $(($(date +%s) - t0)) s"
+    install_missing "${need[@]}" || log "some tools could not be installed; their tests are skipped"
+    log "tools installed in $(($(date +%s) - t0)) s"
 fi
 
-# ---------------------------------------------------------------------------- shellcheck
+# ---------------------------------------------------------------------------- shell scripts
 
+# Every script of the repository: deploy/'s and hardware/'s, the test stages' (Tests/), CI's.
 scripts=()
 while IFS= read -r -d '' f; do
     if head -n 1 "$f" | grep -Eq '^#!.*\b(ba)?sh\b|^# shellcheck shell='; then scripts+=("$f"); fi
-done < <(find "$here" "$repo/hardware" -type f ! -path '*/dist/*' -print0 2>/dev/null | sort -z)
+done < <(find "$here" "$repo/hardware" "$repo/Tests" "$repo/.ci" -type f ! -path '*/dist/*' -print0 2>/dev/null | sort -z)
 if command -v shellcheck >/dev/null; then
     for f in "${scripts[@]}"; do check "shellcheck ${f#"$repo"/}" shellcheck -x "$f"; done
 else
     skip "shellcheck" "shellcheck not installed"
 fi
+check "the scripts' toolkit (deploy/lib/toolkit.sh): messages, verdicts, summary, waits, line_used_by" \
+    "$here/tests/toolkit-test.sh"
 
 # ---------------------------------------------------------------------------- ASCII, SVG
 
@@ -129,18 +121,18 @@ fi
 unit_tests() {
     local r=$1 out=$work/verify.out
     if systemd-analyze verify --man=no --root="$r" unwind.service >"$out" 2>&1 && ! [ -s "$out" ]; then
-        ok "systemd-analyze verify --root=<throwaway root> unwind.service: no warnings"
+        pass "systemd-analyze verify --root=<throwaway root> unwind.service: no warnings"
     else
-        bad "systemd-analyze verify unwind.service" "$out"
+        fail "systemd-analyze verify unwind.service" "$out"
     fi
     out=$work/security.out
     systemd-analyze security --offline=yes --root="$r" unwind.service >"$out" 2>&1 || true
     local level
     level=$(sed -n 's/.*Overall exposure level for unwind.service: \([0-9.]*\).*/\1/p' "$out")
     if [ -n "$level" ] && awk -v l="$level" 'BEGIN { exit !(l <= 2.0) }'; then
-        ok "systemd-analyze security: exposure $level (at most 2.0)"
+        pass "systemd-analyze security: exposure $level (at most 2.0)"
     else
-        bad "systemd-analyze security: exposure ${level:-?} (at most 2.0)" "$out"
+        fail "systemd-analyze security: exposure ${level:-?} (at most 2.0)" "$out"
     fi
 }
 
@@ -225,9 +217,9 @@ check "unwind-motor-off finds the motor line (config, name, default, env; refuse
 if [ "${UNWIND_TEST_RIG:-0}" = 1 ] && [ -x "$repo/Tests/KernelRig/run.sh" ]; then
     rc=0
     (cd "$repo" && Tests/KernelRig/run.sh deploy/tests/motor-off-rig.sh) >"$work/rig.out" 2>&1 || rc=$?
-    if [ "$rc" = 0 ]; then ok "unwind-motor-off on a real gpio-sim chip (kernel rig): stuck-high line left low"
+    if [ "$rc" = 0 ]; then pass "unwind-motor-off on a real gpio-sim chip (kernel rig): stuck-high line left low"
     elif [ "$rc" = 125 ]; then skip "unwind-motor-off in the kernel rig" "the rig did not boot; run Tests/KernelRig/prepare.sh"
-    else bad "unwind-motor-off on a real gpio-sim chip (kernel rig)" "$work/rig.out"; fi
+    else fail "unwind-motor-off on a real gpio-sim chip (kernel rig)" "$work/rig.out"; fi
 else
     skip "unwind-motor-off in the kernel rig" "UNWIND_TEST_RIG=1 runs it"
 fi
@@ -236,7 +228,7 @@ fi
 
 package_s=
 if [ "$root_ok" = 1 ] && [ -n "$binary" ] && command -v lintian >/dev/null && command -v dpkg-shlibdeps >/dev/null; then
-    echo "test: binary $binary"
+    log "binary $binary"
     t0=$(date +%s)
     if package_build; then
         package_lintian
@@ -280,8 +272,8 @@ binary_tests() {
         skip "the shipped unwind.conf parses" "this machine has /dev/gpiochip0; unwind run would use it"
     else
         parse_config "$here/unwind.conf" >"$out" 2>&1 || rc=$?
-        if [ "$rc" != 2 ] && ! grep -q 'unwind.conf:' "$out"; then ok "the shipped unwind.conf parses (every key at its default)"
-        else bad "the shipped unwind.conf parses" "$out"; fi
+        if [ "$rc" != 2 ] && ! grep -q 'unwind.conf:' "$out"; then pass "the shipped unwind.conf parses (every key at its default)"
+        else fail "the shipped unwind.conf parses" "$out"; fi
     fi
 
     out=$work/conf-bad.out
@@ -292,10 +284,10 @@ binary_tests() {
         grep -q "every-key-wrong.conf: $k: " "$out" || missing+=("$k")
     done <"$here/tests/every-key-wrong.keys"
     if [ "$rc" = 2 ] && [ ${#missing[@]} -eq 0 ]; then
-        ok "every key wrong: exit status 2 and one message per key ($(wc -l <"$here/tests/every-key-wrong.keys") keys)"
+        pass "every key wrong: exit status 2 and one message per key ($(wc -l <"$here/tests/every-key-wrong.keys") keys)"
     else
         echo "status $rc; keys not named: ${missing[*]}" >>"$out"
-        bad "every key wrong: exit status 2 and one message per key" "$out"
+        fail "every key wrong: exit status 2 and one message per key" "$out"
     fi
 
     # The planned block, uncommented: informational until the parser knows its keys.
@@ -312,7 +304,7 @@ binary_tests() {
         unknown=$(sed -n 's/^.*planned.conf: \([a-z_.]*\): unknown key.*/\1/p' "$out" | tr '\n' ' ')
         skip "planned keys accepted by the parser" "not yet: ${unknown:-see $out}"
     else
-        ok "planned keys (modem, counselling, panic, reminders, screen) accepted by the parser"
+        pass "planned keys (modem, counselling, panic, reminders, screen) accepted by the parser"
     fi
 
     # MemoryDenyWriteExecute: the same W^X rule through prctl(PR_SET_MDWE) (Linux 6.3+).
@@ -335,8 +327,8 @@ EOF
             rc=0
             "$work/mdwe" "$binary" sim --headless "$work/script" --out "$work/mdwe-sim" --no-frames >"$out" 2>&1 || rc=$?
             if [ "$rc" = 77 ]; then skip "unwind under MemoryDenyWriteExecute" "kernel without PR_SET_MDWE"
-            elif [ "$rc" = 0 ]; then ok "unwind runs under W^X (PR_SET_MDWE, as MemoryDenyWriteExecute=yes)"
-            else bad "unwind runs under W^X (PR_SET_MDWE)" "$out"; fi
+            elif [ "$rc" = 0 ]; then pass "unwind runs under W^X (PR_SET_MDWE, as MemoryDenyWriteExecute=yes)"
+            else fail "unwind runs under W^X (PR_SET_MDWE)" "$out"; fi
         else
             skip "unwind under MemoryDenyWriteExecute" "no C compiler"
         fi
@@ -352,10 +344,10 @@ EOF
         local not_allowed
         not_allowed=$( (comm -23 "$work/used" "$work/allowed"; comm -12 "$work/used" "$work/denied") | sort -u | tr '\n' ' ')
         if [ -s "$work/used" ] && [ -z "$not_allowed" ]; then
-            ok "system calls of a simulated session ($(wc -l <"$work/used")) pass the unit's SystemCallFilter"
+            pass "system calls of a simulated session ($(wc -l <"$work/used")) pass the unit's SystemCallFilter"
         else
             echo "not allowed: $not_allowed" >"$work/sc.out"
-            bad "system calls of a simulated session pass the unit's SystemCallFilter" "$work/sc.out"
+            fail "system calls of a simulated session pass the unit's SystemCallFilter" "$work/sc.out"
         fi
     fi
 }
@@ -385,5 +377,4 @@ fi
 
 echo
 echo "times: package (build, lintian, chroot) ${package_s:-?} s, ansible runs ${ansible_s:-?} s, total $(($(date +%s) - started)) s"
-echo "$passed passed, $failed failed, $skipped skipped"
-[ "$failed" = 0 ]
+finish

@@ -24,9 +24,8 @@
 # They run in the order 1, 5, 4 (the build and the suite), 2, 3, then 4's kernel rig: the package
 # first, because the SD-card image's stage waits for it and runs beside the rest (run-all.sh).
 # Why cross-compile and emulate only the tests: an emulated Swift build of Unwind on two cores
-# took about 45 minutes to get half way (the issue's own measurement); cross-compiling the
-# package and its tests takes 3 minutes (the dependencies fetched) to 7 (cold), and step 3's
-# default run (341 tests in 50 suites) about 8 minutes on an otherwise idle two-core machine.
+# takes the better part of an hour; cross-compiling the package and its tests takes minutes, and
+# step 3's default run about ten (Tests/measurements.md has the figures).
 #
 #   UNWIND_ARM64_SKIP_AMD64=1    leave out step 4
 #   UNWIND_ARM64_SKIP_AMD64_RIG=1  leave out step 4's kernel rig run

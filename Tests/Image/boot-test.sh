@@ -30,13 +30,16 @@
 # is full, with no display bus (status says the card is full and the display is lost; a
 # maintainer's change fails with the card's own error; PANIC still reaches both contacts).
 #
-# Prints "ok - ..." / "FAIL - ..." per check and "N passed, N failed"; exits 1 on a failure.
+# Prints "ok - ..." / "FAIL - ..." per check, "N passed, N failed, N skipped" last; exits 1 on a failure.
 # UNWIND_IMAGE_KEEP=1 keeps the work directory (the image, the consoles, the modem's log).
 # shellcheck disable=SC2317,SC2016 # helpers run through traps and check; bash -c scripts expand their own arguments
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
+# log, die, pass, fail, check, finish
+# shellcheck source-path=SCRIPTDIR source=../../deploy/lib/toolkit.sh
+. "$repo/deploy/lib/toolkit.sh"
 deb=
 image=
 cuts=${UNWIND_IMAGE_CUTS:-2}
@@ -46,21 +49,14 @@ while [ $# -gt 0 ]; do
         --image) image=$2; shift 2 ;;
         --cuts) cuts=$2; shift 2 ;;
         -h | --help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-        *) echo "boot-test: unknown option $1" >&2; exit 2 ;;
+        *) die --status 2 "unknown option $1" ;;
     esac
 done
-
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); printf 'ok - %s\n' "$1"; }
-bad() { failed=$((failed + 1)); printf 'FAIL - %s\n' "$1"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
-finish() { printf '%d passed, %d failed\n' "$passed" "$failed"; [ "$failed" -eq 0 ]; exit $?; }
 
 # shellcheck source-path=SCRIPTDIR source=../../deploy/lib/apt.sh
 . "$repo/deploy/lib/apt.sh"
 install_missing qemu-system-arm python3 mtools e2fsprogs dosfstools device-tree-compiler ||
-    { echo "boot-test: could not install the emulator and the card's tools" >&2; exit 1; }
+    die "could not install the emulator and the card's tools"
 
 work=$(mktemp -d "${TMPDIR:-/var/tmp}/unwind-boot-test.XXXXXX")
 qemu_pid=
@@ -68,7 +64,7 @@ modem_pid=
 cleanup() {
     [ -n "$qemu_pid" ] && kill -KILL "$qemu_pid" 2>/dev/null
     [ -n "$modem_pid" ] && kill "$modem_pid" 2>/dev/null
-    if [ "${UNWIND_IMAGE_KEEP:-0}" = 1 ]; then echo "boot-test: kept $work" >&2; else rm -rf --one-file-system "$work"; fi
+    if [ "${UNWIND_IMAGE_KEEP:-0}" = 1 ]; then log "kept $work"; else rm -rf --one-file-system "$work"; fi
 }
 trap cleanup EXIT
 
@@ -76,18 +72,18 @@ t0=$SECONDS
 if [ -z "$image" ]; then
     # The rig's kernel modules, built once for the base's kernel (rig-modules.sh).
     cache=${UNWIND_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/unwind-image}
-    base=$("$repo/deploy/image/build-image.sh" --base-only 2>"$work/base.log") || { cat "$work/base.log"; bad "the base root"; finish; }
-    "$here/rig-modules.sh" "$base" "$cache/rig-modules" >"$work/modules.log" 2>&1 || { tail -n 30 "$work/modules.log"; bad "the rig's modules"; finish; }
+    base=$("$repo/deploy/image/build-image.sh" --base-only 2>"$work/base.log") || { cat "$work/base.log"; fail "the base root"; finish; }
+    "$here/rig-modules.sh" "$base" "$cache/rig-modules" >"$work/modules.log" 2>&1 || { tail -n 30 "$work/modules.log"; fail "the rig's modules"; finish; }
     mkdir -p "$work/modules/usr/lib/unwind-test"
     cp "$cache/rig-modules/gpio-sim.ko" "$cache/rig-modules/i2c-stub.ko" "$work/modules/usr/lib/unwind-test/"
     image=$work/unwind-test.img
     args=(--out "$image" --overlay "$here/rig-root" --overlay "$work/modules" --config "$here/unwind-test.conf" --setup "$here/unwind-setup-test.txt")
     [ -n "$deb" ] && args+=(--deb "$deb")
     if "$repo/deploy/image/build-image.sh" "${args[@]}" >"$work/build.log" 2>&1; then
-        ok "build-image.sh with the rig's overlay ($((SECONDS - t0)) s; $(tail -n 2 "$work/build.log" | head -n 1 | sed 's/^build-image: //'))"
+        pass "build-image.sh with the rig's overlay ($((SECONDS - t0)) s; $(tail -n 2 "$work/build.log" | head -n 1 | sed 's/^build-image: //'))"
     else
         tail -n 30 "$work/build.log"
-        bad "build-image.sh"
+        fail "build-image.sh"
         finish
     fi
 fi
@@ -149,9 +145,9 @@ power_off() {
 }
 probe() { tr -d '\r' <"$work/$1.console" | grep -a "UNWIND-PROBE $2 " | tail -n 1 | awk '{print $NF}'; }
 probe_field() { tr -d '\r' <"$work/$1.console" | grep -a "UNWIND-PROBE $2 " | tail -n 1 | awk '{print $3}'; }
-checks_of() { # console -> ok/bad per UNWIND-CHECK line
+checks_of() { # console -> pass/fail per UNWIND-CHECK line
     while read -r _ verdict what; do
-        if [ "$verdict" = ok ]; then ok "$1: $what"; else bad "$1: $what"; fi
+        if [ "$verdict" = ok ]; then pass "$1: $what"; else fail "$1: $what"; fi
     done < <(grep -a '^UNWIND-CHECK ' "$work/$1.console")
 }
 
@@ -176,9 +172,9 @@ boot_sum() { dd if="$image" bs=512 skip="$boot_start" count=$((root_start - boot
 : >"$work/modem.log"
 boot first
 if wait_console first "UNWIND-PROBE (done|not-ready)" 900; then
-    ok "first boot: the probe ran (power-on to PANIC-ready $(probe first panic-ready) s of emulated uptime, $((SECONDS - boot_started)) s here)"
+    pass "first boot: the probe ran (power-on to PANIC-ready $(probe first panic-ready) s of emulated uptime, $((SECONDS - boot_started)) s here)"
 else
-    bad "first boot: the probe never finished ($((SECONDS - boot_started)) s); the console's end:"
+    fail "first boot: the probe never finished ($((SECONDS - boot_started)) s); the console's end:"
     tail -n 40 "$work/first.console"
     finish
 fi
@@ -188,7 +184,7 @@ start_us=$(probe first unit-started-us)
 ready_s=$(probe first panic-ready)
 grep -a "UNWIND-PROBE unit-started-us" "$work/first.console" | head -n 1
 if [ -n "$start_us" ] && [ -n "$ready_s" ]; then
-    ok "the daemon's own share: unit start at $(awk "BEGIN{printf \"%.1f\", $(grep -a 'UNWIND-PROBE unit-started-us' "$work/first.console" | awk '{print $3}')/1e6}") s, PANIC-ready at $ready_s s (emulated)"
+    pass "the daemon's own share: unit start at $(awk "BEGIN{printf \"%.1f\", $(grep -a 'UNWIND-PROBE unit-started-us' "$work/first.console" | awk '{print $3}')/1e6}") s, PANIC-ready at $ready_s s (emulated)"
 fi
 checks_of first
 check "frames were drawn on the bus" grep -qE "^Loop: +[1-9][0-9]* frames" <<<"$status"
@@ -217,7 +213,7 @@ in_console() { grep -aqE "$2" <(grep -a "^$3" "$work/$1.console"); } # console p
 badcard_boot() { # name
     boot "$1"
     if ! wait_console "$1" "UNWIND-PROBE done" 900; then
-        bad "$1: the probe never finished ($((SECONDS - boot_started)) s); the console's end:"
+        fail "$1: the probe never finished ($((SECONDS - boot_started)) s); the console's end:"
         tail -n 40 "$work/$1.console"
         power_off
         return 1
@@ -236,7 +232,7 @@ if [ "${UNWIND_IMAGE_BADCARDS:-1}" = 1 ]; then
     extra="unwind_test.probe=badcard"
     t=$SECONDS
     if badcard_boot blank; then
-        ok "a card with no data partition, no setup file, no modem: the probe finished ($((SECONDS - t)) s here)"
+        pass "a card with no data partition, no setup file, no modem: the probe finished ($((SECONDS - t)) s here)"
         check "blank: /data is in memory" in_console blank "data-fs tmpfs" "UNWIND-PROBE"
         check "blank: the unit is active" in_console blank "unit active" "UNWIND-PROBE"
         check "blank: the screen says there is no setup file" in_console blank "no unwind-setup.txt on the card" "UNWIND-SETUP"
@@ -261,11 +257,11 @@ if [ "${UNWIND_IMAGE_BADCARDS:-1}" = 1 ]; then
     from=$(wc -l <"$work/modem.log")
     t=$SECONDS
     if badcard_boot full; then
-        ok "a full data partition and no display: the probe finished ($((SECONDS - t)) s here)"
+        pass "a full data partition and no display: the probe finished ($((SECONDS - t)) s here)"
         check "full: /data is the card's (ext4)" in_console full "data-fs ext4" "UNWIND-PROBE"
         check "full: the unit is active" in_console full "unit active" "UNWIND-PROBE"
         # At most one restart: systemd's recovery from a start-up race of the rig's own devices
-        # (RestartSec=3s); the exit this card once caused restarted it every 3 s and never ran.
+        # (RestartSec=3s); a daemon that exits on this card is restarted every 3 s and never runs.
         r=$(probe_field full restarts)
         check "full: the device was restarted at most once ($r)" [ "${r:-9}" -le 1 ]
         check "full: the journal says it runs without the display" in_console full "critical: display: .*running without the display" "UNWIND-STATUS"
@@ -298,7 +294,7 @@ alerts_across=0
 alerts_found=0
 replayed=0
 readies=()
-failed_before_cuts=$failed
+failed_before_cuts=$checks_failed
 subset() { # a,b,c  x,y -> every id of $1 in $2
     local id
     [ "$1" = - ] && return 0
@@ -307,16 +303,16 @@ subset() { # a,b,c  x,y -> every id of $1 in $2
 found_again() { # cut, the ids on their way before it, the outbox at the next boot
     local what="cut $1: every alert on its way before it is in the outbox after it (${2//,/ })"
     if subset "$2" "$3"; then
-        ok "$what"
+        pass "$what"
         [ "$2" = - ] || alerts_found=$((alerts_found + $(tr ',' '\n' <<<"$2" | wc -l)))
     else
-        bad "$what; the outbox at the next boot: ${3:-nothing read}"
+        fail "$what; the outbox at the next boot: ${3:-nothing read}"
     fi
 }
 for ((i = 1; i <= cuts; i++)); do
     boot "cut$i" --hold-submits 1000000
     if ! wait_console "cut$i" "UNWIND-PROBE (workload|not-ready)" 900; then
-        bad "boot after power cut $((i - 1)): the probe never reached its workload ($((SECONDS - boot_started)) s)"
+        fail "boot after power cut $((i - 1)): the probe never reached its workload ($((SECONDS - boot_started)) s)"
         tail -n 40 "$work/cut$i.console"
         finish
     fi
@@ -361,13 +357,13 @@ if [ "$cuts" -gt 0 ]; then
         done
         [ -n "$held" ] || echo "(no alert was on its way at the last cut)"
     else
-        bad "the last boot: the probe never reached its checks"
+        fail "the last boot: the probe never reached its checks"
         tail -n 40 "$work/final.console"
     fi
     power_off
     check "the boot partition was not written after the setup (nothing new to import)" [ "$(boot_sum)" = "$boot_after_setup" ]
     sorted=$(printf '%s\n' "${readies[@]}" | sort -n)
-    echo "figures: $cuts cuts, $((failed - failed_before_cuts)) failed checks after them; ${#readies[@]} of $cuts boots PANIC-ready," \
+    echo "figures: $cuts cuts, $((checks_failed - failed_before_cuts)) failed checks after them; ${#readies[@]} of $cuts boots PANIC-ready," \
         "at $(head -n 1 <<<"$sorted")-$(tail -n 1 <<<"$sorted") s emulated (median $(sed -n "$(((${#readies[@]} + 1) / 2))p" <<<"$sorted"));" \
         "the data partition's journal replayed after $replayed cuts; alerts on their way at $with_alerts cuts ($alerts_across in all)," \
         "$alerts_found of them found in the outbox at the next boot"

@@ -9,12 +9,15 @@
 # this recipe's hash; a second call with the same stamp does nothing (under OUT-DIR's lock, so two
 # runs at once build them once). They go into the test's rig only, never on a card.
 set -euo pipefail
+# log, die
+# shellcheck source-path=SCRIPTDIR source=../../deploy/lib/toolkit.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../deploy/lib/toolkit.sh"
 tarball=$1
 out=$2
 mirror=${UNWIND_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 
 kver=$(tar -tf "$tarball" | sed -n 's|^\./usr/lib/modules/\([^/]*\)/$|\1|p' | head -n 1)
-[ -n "$kver" ] || { echo "rig-modules: no kernel in $tarball" >&2; exit 1; }
+[ -n "$kver" ] || die "no kernel in $tarball"
 mkdir -p "$out"
 exec 9>"$out/.lock"
 flock 9
@@ -58,13 +61,13 @@ build_modules() {
 }
 stamp="kver=$kver recipe=$(declare -f build_modules | sha256sum | cut -c1-12)"
 if [ -f "$out/stamp" ] && [ "$(cat "$out/stamp")" = "$stamp" ] && [ -s "$out/gpio-sim.ko" ] && [ -s "$out/i2c-stub.ko" ]; then
-    echo "rig-modules: cache: hit, gpio-sim.ko and i2c-stub.ko for $kver in $out" >&2
+    log "cache: hit, gpio-sim.ko and i2c-stub.ko for $kver in $out"
     exit 0
 fi
 t0=$SECONDS
 rm -f "$out/stamp" "$out/kver"
 build_modules
-grep -aq "vermagic=$kver " "$root/out/gpio-sim.ko" || { echo "rig-modules: gpio-sim.ko is not for $kver" >&2; exit 1; }
+grep -aq "vermagic=$kver " "$root/out/gpio-sim.ko" || die "gpio-sim.ko is not for $kver"
 cp "$root/out/gpio-sim.ko" "$root/out/i2c-stub.ko" "$out/"
 echo "$stamp" >"$out/stamp"
-echo "rig-modules: cache: made, gpio-sim.ko and i2c-stub.ko for $kver in $out ($((SECONDS - t0)) s)" >&2
+log "cache: made, gpio-sim.ko and i2c-stub.ko for $kver in $out ($((SECONDS - t0)) s)"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2317 # between and the waits' conditions run through check and eventually
 # `unwind run` end to end inside the kernel rig's guest: the daemon on gpio-sim lines and the
 # i2c-stub display, a SELECT press driven through the simulator's pull, the motor's pulses seen in
 # the simulator's value, then SIGTERM.
@@ -19,22 +20,17 @@
 # Timing is measured with bash's $EPOCHREALTIME (date +%s%N precision, no fork per sample) and
 # asserted with wide margins: everything runs emulated (TCG) in a debug build.
 #
-# Prints "ok - ..." / "FAIL - ..." per check, then "N passed, N failed"; exits 1 on any failure.
+# Prints "ok - ..." / "FAIL - ..." per check, then "N passed, N failed, N skipped"
+# (deploy/lib/toolkit.sh's format); exits 1 on any failure.
 set -euo pipefail
+# pass, fail, check, eventually, line_used_by, finish (the guest sees the checkout: run.sh)
+# shellcheck source-path=SCRIPTDIR source=../../deploy/lib/toolkit.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../deploy/lib/toolkit.sh"
 
-if [ "${UNWIND_RIG:-}" != 1 ]; then
-    echo "daemon-test.sh: runs inside the kernel rig: Tests/KernelRig/run.sh $0 PATH-TO-UNWIND" >&2
-    exit 2
-fi
-if [ $# -ne 1 ]; then
-    echo "usage: $0 PATH-TO-UNWIND (e.g. .build/debug/unwind)" >&2
-    exit 2
-fi
+[ "${UNWIND_RIG:-}" = 1 ] || die --status 2 "runs inside the kernel rig: Tests/KernelRig/run.sh $0 PATH-TO-UNWIND"
+[ $# -eq 1 ] || die --status 2 "usage: $0 PATH-TO-UNWIND (e.g. .build/debug/unwind)"
 unwind=$1
-[ -x "$unwind" ] || {
-    echo "daemon-test.sh: $unwind is not an executable" >&2
-    exit 2
-}
+[ -x "$unwind" ] || die --status 2 "$unwind is not an executable"
 
 chip=$UNWIND_RIG_GPIOCHIP
 chip_name=$UNWIND_RIG_GPIOCHIP_NAME
@@ -44,21 +40,6 @@ addr=${UNWIND_RIG_I2C_ADDRS%%,*}
 motor=0 select=4
 motor_value=$sim/sim_gpio$motor/value
 
-passed=0
-failed=0
-ok() {
-    echo "ok - $1"
-    passed=$((passed + 1))
-}
-not_ok() {
-    echo "FAIL - $1"
-    failed=$((failed + 1))
-}
-check() { # description command... : passes if the command succeeds
-    local what=$1
-    shift
-    if "$@"; then ok "$what"; else not_ok "$what"; fi
-}
 between() { # low value high : low <= value <= high (integers)
     [ "$1" -le "$2" ] && [ "$2" -le "$3" ]
 }
@@ -119,28 +100,16 @@ haptics:
   hold_pulses: 2
 EOF
 
-line_used_by() { # offset consumer
-    gpioinfo "$chip" | grep -q "line *$1:.*\"$2\".*\[used"
-}
 all_lines_used_by_unwind() {
     local i
     for i in 0 1 2 3 4 5; do
-        line_used_by "$i" unwind || return 1
+        line_used_by "$chip" "$i" unwind || return 1
     done
 }
 alive() { # the daemon has not exited (a zombie has: its lines are released)
     local s
     read -r _ _ s _ <"/proc/$pid/stat" 2>/dev/null || return 1
     [ "$s" != Z ]
-}
-eventually() { # seconds command... : retries until it succeeds, the time is up or unwind exits
-    local deadline=$((SECONDS + $1))
-    shift
-    until "$@"; do
-        [ "$SECONDS" -lt "$deadline" ] || return 1
-        alive || return 1
-        sleep 0.1
-    done
 }
 show_log() {
     echo "--- unwind's log ---"
@@ -157,15 +126,14 @@ mkdir -p "$work/run"
 RUNTIME_DIRECTORY=$work/run "$unwind" run --config "$config" 2>"$log" &
 pid=$!
 started=$SECONDS
-if ! eventually 60 all_lines_used_by_unwind; then
-    not_ok "unwind requested lines 0-5 within 60 s"
+if ! eventually --while alive 60 all_lines_used_by_unwind; then
+    fail "unwind requested lines 0-5 within 60 s"
     gpioinfo "$chip" || true
     show_log
-    echo "$passed passed, $failed failed"
-    exit 1
+    finish
 fi
-ok "unwind requested lines 0-5 (consumer \"unwind\") after $((SECONDS - started)) s"
-check "unwind says it is running" eventually 30 grep -q "unwind running" "$log"
+pass "unwind requested lines 0-5 (consumer \"unwind\") after $((SECONDS - started)) s"
+check "unwind says it is running" eventually --while alive 30 grep -q "unwind running" "$log"
 check "the display is driven over SMBus I²C-block writes" grep -q "display on /dev/i2c-$bus at $addr (SMBus I²C-block write)" "$log"
 check "the motor line is driven low against the pull-up" [ "$(cat "$motor_value")" = 0 ]
 check "the SELECT line idles high on unwind's pull-up bias" [ "$(cat "$sim/sim_gpio$select/value")" = 1 ]
@@ -263,7 +231,7 @@ if [ ${#t_val[@]} -ge 8 ]; then
 fi
 
 check "unwind exited with status 0 after SIGTERM (got $status)" [ "$status" = 0 ]
-check "the motor line is free again" eval "! line_used_by $motor unwind"
+check "the motor line is free again" eval "! line_used_by $chip $motor unwind"
 check "with the line free, the motor reads the pull" [ "$(cat "$motor_value")" = 1 ]
 check "unwind logged its clean stop" grep -q "unwind stopped; state saved" "$log"
 check "the display never failed on i2c-stub" eval "! grep -q 'display lost' '$log'"
@@ -289,8 +257,7 @@ if [ -f "$total" ]; then
     fi
 fi
 
-if [ "$failed" -ne 0 ]; then
+if [ "$checks_failed" -ne 0 ]; then
     show_log
 fi
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -36,7 +36,9 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-me=${0##*/}
+# log, die
+# shellcheck source-path=SCRIPTDIR source=../../deploy/lib/toolkit.sh
+. "$here/../../deploy/lib/toolkit.sh"
 
 usage() {
     sed -n '3,5p' "$0" | sed 's/^# \{0,1\}//' >&2
@@ -79,7 +81,7 @@ while [ $# -gt 0 ]; do
     --chroot=*) chroot_root=${1#*=} ;;
     -h | --help) usage ;;
     *)
-        printf '%s: unknown argument %s\n' "$me" "$1" >&2
+        log "unknown argument $1"
         usage
         ;;
     esac
@@ -90,8 +92,6 @@ cd "$root" # run.sh starts the guest's command in the caller's directory
 export UNWIND_RIG_TIMEOUT=${UNWIND_RIG_TIMEOUT:-300}
 tests=${tests:-$scratch/debug/unwindPackageTests.xctest}
 unwind=${unwind:-$scratch/debug/unwind}
-
-log() { printf '%s: %s\n' "$me" "$*" >&2; }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/unwind-hardware-tests.XXXXXX")
 staging=
@@ -146,8 +146,7 @@ if [ -n "$chroot_root" ]; then
 fi
 for f in "${binaries[@]}"; do
     if [ ! -f "$f" ] || [ ! -x "$f" ]; then
-        log "no executable $f: build with --build (or swift build --scratch-path $scratch --build-tests), or name it"
-        exit 2
+        die --status 2 "no executable $f: build with --build (or swift build --scratch-path $scratch --build-tests), or name it"
     fi
 done
 
@@ -177,8 +176,7 @@ tests_command=("$tests")
 if [ -n "$chroot_root" ]; then
     case $chroot_root in
     /tmp/* | /run/*)
-        log "--chroot $chroot_root: the guest has its own /tmp and /run, so it cannot see it"
-        exit 2
+        die --status 2 "--chroot $chroot_root: the guest has its own /tmp and /run, so it cannot see it"
         ;;
     esac
     tests_command=("$here/in-chroot.sh" "$chroot_root" "$tests")

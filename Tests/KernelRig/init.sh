@@ -23,6 +23,7 @@ mount -t sysfs sysfs /sys
 
 out=/dev/ttyS1
 
+# Its own say and die, not deploy/lib/toolkit.sh's: busybox's sh, before the host's root is mounted.
 say() { echo "unwind-rig: $*"; }
 
 power_off() {

@@ -13,9 +13,9 @@
 #                      linux-image-amd64 depends on, i.e. the newest 6.1 kernel in the archive)
 #   UNWIND_RIG_KEEP_DEBS=1  keep the downloaded .debs in the cache (about 210 MB)
 set -euo pipefail
-
-log() { printf 'prepare: %s\n' "$*" >&2; }
-die() { printf 'prepare: error: %s\n' "$*" >&2; exit 1; }
+# log, die
+# shellcheck source-path=SCRIPTDIR source=../../deploy/lib/toolkit.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../deploy/lib/toolkit.sh"
 
 base=${UNWIND_RIG_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/unwind-kernel-rig}
 

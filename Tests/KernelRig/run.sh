@@ -27,24 +27,20 @@
 #   UNWIND_RIG_KERNEL_ARGS  more kernel command-line arguments (e.g. loglevel=7 printk.time=1)
 set -euo pipefail
 
-me=$(basename "$0")
 here=$(cd "$(dirname "$0")" && pwd)
-fail() {
-    printf '%s: %s\n' "$me" "$*" >&2
-    exit 125
-}
+# log, die
+# shellcheck source-path=SCRIPTDIR source=../../deploy/lib/toolkit.sh
+. "$here/../../deploy/lib/toolkit.sh"
+me=kernel-rig
 
-[ $# -gt 0 ] || {
-    printf 'usage: %s COMMAND [ARG...]\n' "$me" >&2
-    exit 2
-}
+[ $# -gt 0 ] || die --status 2 "usage: $0 COMMAND [ARG...]"
 
 base=${UNWIND_RIG_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/unwind-kernel-rig}
 kver=${UNWIND_RIG_KVER:-$(cat "$base/current" 2>/dev/null || true)}
-[ -n "$kver" ] || fail "no prepared kernel in $base: run Tests/KernelRig/prepare.sh first"
+[ -n "$kver" ] || die --status 125 "no prepared kernel in $base: run Tests/KernelRig/prepare.sh first"
 dir=$base/$kver
-[ -f "$dir/READY" ] || fail "the rig for $kver in $dir is incomplete: run Tests/KernelRig/prepare.sh"
-command -v qemu-system-x86_64 >/dev/null || fail "no qemu-system-x86_64: run Tests/KernelRig/prepare.sh"
+[ -f "$dir/READY" ] || die --status 125 "the rig for $kver in $dir is incomplete: run Tests/KernelRig/prepare.sh"
+command -v qemu-system-x86_64 >/dev/null || die --status 125 "no qemu-system-x86_64: run Tests/KernelRig/prepare.sh"
 
 timeout_s=${UNWIND_RIG_TIMEOUT:-120}
 gpio_lines=${UNWIND_RIG_GPIO_LINES:-8}
@@ -56,10 +52,10 @@ checkout=$(cd "$here/../.." && pwd -P)
 guest_private() { case $1 in /tmp | /tmp/* | /proc | /proc/* | /sys | /sys/* | /dev | /dev/* | /run | /run/*) return 0 ;; esac; return 1; }
 share=
 if guest_private "$checkout"; then
-    case $checkout in /tmp/* | /run/*) share=$checkout ;; *) fail "the checkout $checkout cannot be shared with the guest" ;; esac
+    case $checkout in /tmp/* | /run/*) share=$checkout ;; *) die --status 125 "the checkout $checkout cannot be shared with the guest" ;; esac
 fi
 if guest_private "$cwd" && ! { [ -n "$share" ] && [[ $cwd == "$share" || $cwd == "$share"/* ]]; }; then
-    fail "the guest has its own $cwd; run from the checkout or a directory of the host's disk"
+    die --status 125 "the guest has its own $cwd; run from the checkout or a directory of the host's disk"
 fi
 
 quote() { # POSIX shell single-quoting
@@ -94,7 +90,7 @@ install -m 0755 "$here/init.sh" "$work/overlay/init"
 } >"$work/overlay/rig/config"
 {
     for v in PATH LANG LC_ALL ${UNWIND_RIG_PASSENV:-}; do
-        [[ $v =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || fail "UNWIND_RIG_PASSENV: '$v' is not a variable name"
+        [[ $v =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || die --status 125 "UNWIND_RIG_PASSENV: '$v' is not a variable name"
         if [ -n "${!v+set}" ]; then
             printf 'export %s=%s\n' "$v" "$(quote "${!v}")"
         fi
@@ -162,8 +158,8 @@ elif [ "$qemu_rc" -eq 124 ] || [ "$qemu_rc" -eq 137 ]; then
 else
     reason="the guest stopped without reporting an exit code (qemu exit status $qemu_rc)"
 fi
+log "$reason"
 {
-    printf '%s: %s\n' "$me" "$reason"
     if [ -s "$work/qemu.log" ]; then
         printf -- '--- qemu ---\n'
         tail -n 20 "$work/qemu.log"

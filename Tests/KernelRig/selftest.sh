@@ -1,34 +1,20 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2317 # eq and sim_value_is run through check
 # The rig's own test, run inside the guest: checks that the gpio-sim chip and the i2c-stub chip behave
 # as the project's tests will rely on, with libgpiod's and i2c-tools' command-line tools.
 #
 #   Tests/KernelRig/run.sh Tests/KernelRig/selftest.sh
 set -euo pipefail
+# check, eventually, line_used_by, finish (the guest sees the checkout: run.sh)
+# shellcheck source-path=SCRIPTDIR source=../../deploy/lib/toolkit.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../deploy/lib/toolkit.sh"
 
-if [ "${UNWIND_RIG:-}" != 1 ]; then
-    echo "selftest.sh: runs inside the kernel rig: Tests/KernelRig/run.sh $0" >&2
-    exit 2
-fi
+[ "${UNWIND_RIG:-}" = 1 ] || die --status 2 "runs inside the kernel rig: Tests/KernelRig/run.sh $0"
 
 chip=$UNWIND_RIG_GPIOCHIP
 sim=$UNWIND_RIG_SIM_SYSFS
 bus=$UNWIND_RIG_I2C_BUS
 addr=${UNWIND_RIG_I2C_ADDRS%%,*}
-passed=0
-failed=0
-
-check() { # description command... : passes if the command succeeds
-    local what=$1
-    shift
-    if "$@"; then
-        echo "ok - $what"
-        passed=$((passed + 1))
-    else
-        echo "FAIL - $what"
-        failed=$((failed + 1))
-    fi
-}
-
 eq() { # expected actual
     [ "$1" = "$2" ] || {
         echo "  expected '$1', got '$2'"
@@ -36,18 +22,8 @@ eq() { # expected actual
     }
 }
 
-eventually() { # seconds command... : retries for a while; sleeps are long under emulation
-    local deadline=$((SECONDS + $1))
-    shift
-    until "$@"; do
-        [ "$SECONDS" -lt "$deadline" ] || return 1
-        sleep 0.05
-    done
-}
-
 sim_pull() { echo "$2" >"$sim/sim_gpio$1/pull"; }
 sim_value_is() { [ "$(cat "$sim/sim_gpio$1/value")" = "$2" ]; }
-line_used_by() { gpioinfo "$chip" | grep -q "line *$1:.*\"$2\".*\[used\]"; }
 
 # --- the chips ----------------------------------------------------------------------------------
 check "$chip is a character device" test -c "$chip"
@@ -79,7 +55,7 @@ check "a free line follows the simulated pull" sim_value_is 5 1
 gpioset --mode=signal "$chip" 5=0 &
 holder=$!
 check "an output set to 0 shows in sim_gpio5/value, against the pull" eventually 20 sim_value_is 5 0
-check "... while gpioset holds the line" line_used_by 5 gpioset
+check "... while gpioset holds the line" line_used_by "$chip" 5 gpioset
 kill "$holder"
 wait "$holder" || true
 
@@ -88,7 +64,7 @@ events=$(mktemp)
 sim_pull 4 pull-down
 timeout 60 gpiomon --num-events=2 "$chip" 4 >"$events" &
 monitor=$!
-if eventually 20 line_used_by 4 gpiomon; then
+if eventually 20 line_used_by "$chip" 4 gpiomon; then
     sim_pull 4 pull-up
     sleep 0.2
     sim_pull 4 pull-down
@@ -112,5 +88,4 @@ check "plain I2C transfers are refused (the stub has no I2C_FUNC_I2C)" \
 check "the host's root is read-only" eval "! touch /.unwind-rig-write-test 2>/dev/null"
 check "/tmp is writable" touch /tmp/.unwind-rig-write-test
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -39,6 +39,9 @@
 # read-only data, shared with the page cache). qemu-user maps the guest at guest_base 0 and logs
 # the guest's own mappings (`-d page`): only the pages in those count, not the emulator's.
 set -euo pipefail
+# log, die
+# shellcheck source-path=SCRIPTDIR source=../lib/toolkit.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/toolkit.sh"
 cd "$(dirname "$0")/../.."
 
 toolchain=deploy/arm64/toolchain.sh
@@ -54,15 +57,15 @@ while [ $# -gt 0 ]; do
     --x86-64) x86_bin=$2; shift ;;
     --only) only=$2; shift ;;
     -h | --help) sed -n '3,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "figures.sh: unknown argument $1" >&2; exit 2 ;;
+    *) die --status 2 "unknown argument $1" ;;
     esac
     shift
 done
 for f in "$arm64_bin" "$x86_bin"; do
-    [ -x "$f" ] || { echo "figures.sh: no executable $f (see --help)" >&2; exit 2; }
+    [ -x "$f" ] || die --status 2 "no executable $f (see --help)"
 done
 for t in qemu-aarch64-static qemu-x86_64-static mawk python3 script; do
-    command -v "$t" >/dev/null || { echo "figures.sh: needs $t (apt-get install qemu-user-static mawk python3 util-linux)" >&2; exit 2; }
+    command -v "$t" >/dev/null || die --status 2 "needs $t (apt-get install qemu-user-static mawk python3 util-linux)"
 done
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/unwind-figures.XXXXXX")
@@ -115,7 +118,7 @@ count() {
     trace "$@"
     local insns unmatched marked
     read -r insns unmatched marked <"$work/count.out"
-    [ "${unmatched:-1}" = 0 ] || echo "figures.sh: $unmatched blocks without a translation" >&2
+    [ "${unmatched:-1}" = 0 ] || log "$unmatched blocks without a translation"
     printf '%s' "$insns"
 }
 
@@ -181,7 +184,7 @@ panic_ready() {
     if grep -m1 'readiness: ' "$state/sim.log" | grep -q 'a PANIC can go out now'; then
         printf '%s' "$marked"
     else
-        echo "figures.sh: $arch: no PANIC-ready first (see $state/sim.log):" >&2
+        log "$arch: no PANIC-ready first (see $state/sim.log):"
         grep -i 'modem\|readiness' "$state/sim.log" | head -n 5 >&2
         printf -- -
     fi

@@ -34,8 +34,10 @@ base=${UNWIND_ARM64_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/unwind-arm64}
 mirror=${UNWIND_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 root=$base/toolchain
 
-log() { printf 'arm64-toolchain: %s\n' "$*" >&2; }
-die() { printf 'arm64-toolchain: error: %s\n' "$*" >&2; exit 1; }
+# log, die
+# shellcheck source-path=SCRIPTDIR source=../lib/toolkit.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/toolkit.sh"
+me=arm64-toolchain
 
 [ "$(id -u)" -eq 0 ] || die "needs root (debootstrap, chroot, mounts)"
 
@@ -253,5 +255,5 @@ case "${1:-}" in
     run) shift; [ $# -ge 2 ] || die "usage: $0 run SRC -- CMD..."; enable_binfmt; run_in "$@" ;;
     path) echo "$root" ;;
     lock-file) mkdir -p "$base" && echo "$base/.in-use" ;;
-    *) echo "usage: $0 prepare | run SRC -- CMD... | path | lock-file" >&2; exit 2 ;;
+    *) die --status 2 "usage: $0 prepare | run SRC -- CMD... | path | lock-file" ;;
 esac

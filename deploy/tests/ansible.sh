@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# shellcheck disable=SC2154,SC2016,SC2015,SC2034 # work, here, ok, bad, skip, root_ok, ansible_s: shared with deploy/test.sh
+# shellcheck disable=SC2154,SC2016,SC2015,SC2034 # work, here, root_ok, ansible_s: shared with deploy/test.sh (pass, fail, skip: deploy/lib/toolkit.sh)
 # deploy/tests/ansible.sh -- sourced by deploy/test.sh: the fleet playbook.
 #
 # Two "devices", each a bookworm chroot reached through a test-only connection plugin
@@ -42,12 +42,12 @@ installed() { chroot "$1" dpkg-query -W -f='${Version}' unwind 2>/dev/null; }
 ansible_tests() {
     local dir=$here/ansible out
     out=$work/ansible-syntax.out
-    if (cd "$dir" && ansible-playbook --syntax-check -i localhost, site.yml) >"$out" 2>&1; then ok "ansible-playbook --syntax-check site.yml"
-    else bad "ansible-playbook --syntax-check site.yml" "$out"; fi
+    if (cd "$dir" && ansible-playbook --syntax-check -i localhost, site.yml) >"$out" 2>&1; then pass "ansible-playbook --syntax-check site.yml"
+    else fail "ansible-playbook --syntax-check site.yml" "$out"; fi
     if command -v ansible-lint >/dev/null; then
         out=$work/ansible-lint.out
-        if (cd "$dir" && ansible-lint --offline -q site.yml) >"$out" 2>&1; then ok "ansible-lint site.yml"
-        else bad "ansible-lint site.yml" "$out"; fi
+        if (cd "$dir" && ansible-lint --offline -q site.yml) >"$out" 2>&1; then pass "ansible-lint site.yml"
+        else fail "ansible-lint site.yml" "$out"; fi
     else
         skip "ansible-lint" "not installed"
     fi
@@ -56,10 +56,10 @@ ansible_tests() {
     local t0 good bad3 good4 d1=$work/dev1 d2=$work/dev2 inv=$work/ansible-inventory.yml vars=$work/ansible-vars.yml
     t0=$(date +%s)
     good=$(fake_package 2.0.0 yes) && bad3=$(fake_package 2.0.1 no) && good4=$(fake_package 2.0.2 yes) ||
-        { bad "stand-in packages for the playbook" "$work/fake-debs.out"; return; }
+        { fail "stand-in packages for the playbook" "$work/fake-debs.out"; return; }
     local d
     for d in "$d1" "$d2"; do
-        make_chroot "$d" || { bad "a bookworm chroot for the playbook" "$work/debootstrap.out"; return; }
+        make_chroot "$d" || { fail "a bookworm chroot for the playbook" "$work/debootstrap.out"; return; }
         # Where systemd's own is (no systemd package in the chroot): apt-get runs dpkg with
         # PATH=/usr/sbin:/usr/bin:/sbin:/bin (DPkg::Path), which has no /usr/local. As on a
         # device, the postinst (re)starts the service through deb-systemd-invoke.
@@ -88,9 +88,9 @@ VARS
     out=$work/ansible-check1.out
     if (cd "$dir" && "${play[@]}" -e "unwind_package_file=$good" --check) >"$out" 2>&1 &&
         [ -z "$(installed "$d1")" ]; then
-        ok "ansible-playbook --check on two fresh devices: reports, installs nothing"
+        pass "ansible-playbook --check on two fresh devices: reports, installs nothing"
     else
-        bad "ansible-playbook --check on two fresh devices" "$out"
+        fail "ansible-playbook --check on two fresh devices" "$out"
     fi
 
     out=$work/ansible-run1.out
@@ -109,15 +109,15 @@ VARS
 
     out=$work/ansible-run2.out
     if (cd "$dir" && "${play[@]}" -e "unwind_package_file=$good") >"$out" 2>&1 && changed0 "$out" dev1 && changed0 "$out" dev2; then
-        ok "second ansible-playbook run: changed=0 (the health check runs, read-only)"
+        pass "second ansible-playbook run: changed=0 (the health check runs, read-only)"
     else
-        bad "second ansible-playbook run: changed=0" "$out"
+        fail "second ansible-playbook run: changed=0" "$out"
     fi
     out=$work/ansible-check2.out
     if (cd "$dir" && "${play[@]}" -e "unwind_package_file=$good" --check) >"$out" 2>&1 && changed0 "$out" dev1 && changed0 "$out" dev2; then
-        ok "ansible-playbook --check after the run: changed=0"
+        pass "ansible-playbook --check after the run: changed=0"
     else
-        bad "ansible-playbook --check after the run: changed=0" "$out"
+        fail "ansible-playbook --check after the run: changed=0" "$out"
     fi
 
     # Check mode with a new release pending: reported, nothing installed or staged.
@@ -125,9 +125,9 @@ VARS
     if (cd "$dir" && "${play[@]}" -e "unwind_package_file=$bad3" --check) >"$out" 2>&1 &&
         [ "$(installed "$d1")/$(installed "$d2")" = 2.0.0/2.0.0 ] && ! recap "$out" dev1 | grep -q 'changed=0 ' &&
         [ ! -e "$d1/var/cache/unwind-deploy/$(basename "$bad3")" ]; then
-        ok "ansible-playbook --check with a new release: reports the update, installs nothing"
+        pass "ansible-playbook --check with a new release: reports the update, installs nothing"
     else
-        bad "ansible-playbook --check with a new release" "$out"
+        fail "ansible-playbook --check with a new release" "$out"
     fi
 
     # A release whose daemon does not come up: dev1, alone in the first batch, gets it, fails
@@ -148,9 +148,9 @@ VARS
     out=$work/ansible-busy.out
     if (cd "$dir" && "${play[@]}" -e "unwind_package_file=$good4" --limit dev1) >"$out" 2>&1 &&
         [ "$(grep -c 'RETRYING: \[dev1\]: Ask the device what it is doing' "$out")" = 3 ] && [ "$(installed "$d1")" = 2.0.2 ]; then
-        ok "dev1 in a breathing session: the update waits for its end, then installs 2.0.2"
+        pass "dev1 in a breathing session: the update waits for its end, then installs 2.0.2"
     else
-        bad "the update waits for a breathing session to end" "$out"
+        fail "the update waits for a breathing session to end" "$out"
     fi
 
     # Calls to contacts due on dev2, which only "alertsPending" says (the outbox is empty):
@@ -158,11 +158,11 @@ VARS
     echo calls >"$d2/var/lib/unwind-test/pending"
     out=$work/ansible-pending.out
     if (cd "$dir" && "${play[@]}" -e "unwind_package_file=$good4" -e unwind_idle_retries=2 --limit dev2) >"$out" 2>&1; then
-        bad "a device with alerts pending is not updated (the play passed)" "$out"
+        fail "a device with alerts pending is not updated (the play passed)" "$out"
     elif grep -q 'dev2 stayed busy' "$out" && [ "$(installed "$d2")" = 2.0.0 ]; then
-        ok "dev2 with calls to contacts due (alertsPending, outbox empty): not updated, reported busy"
+        pass "dev2 with calls to contacts due (alertsPending, outbox empty): not updated, reported busy"
     else
-        bad "a device with alerts pending is not updated" "$out"
+        fail "a device with alerts pending is not updated" "$out"
     fi
 
     # A daemon older than 1.1.0 (no booleans) with an alert in its outbox: read from the prose.
@@ -170,18 +170,18 @@ VARS
     touch "$d2/var/lib/unwind-test/prose-only"
     out=$work/ansible-pending-old.out
     if (cd "$dir" && "${play[@]}" -e "unwind_package_file=$good4" -e unwind_idle_retries=2 --limit dev2) >"$out" 2>&1; then
-        bad "an older daemon's pending alert (prose only) stops the update (the play passed)" "$out"
+        fail "an older daemon's pending alert (prose only) stops the update (the play passed)" "$out"
     elif grep -q 'dev2 stayed busy' "$out" && [ "$(installed "$d2")" = 2.0.0 ]; then
-        ok "dev2 as a daemon older than 1.1.0 (no sessionRunning/alertsPending) with an alert in the outbox: read from the prose, not updated"
+        pass "dev2 as a daemon older than 1.1.0 (no sessionRunning/alertsPending) with an alert in the outbox: read from the prose, not updated"
     else
-        bad "an older daemon's pending alert (prose only) stops the update" "$out"
+        fail "an older daemon's pending alert (prose only) stops the update" "$out"
     fi
     rm -f "$d2/var/lib/unwind-test/pending" "$d2/var/lib/unwind-test/prose-only"
 
     # A release whose daemon, restarted, reports another version (2.0.2 under package 2.0.3: a
     # --version that does not start with the daemon's): not healthy; dev1 gets 2.0.2 back.
     local stale
-    stale=$(fake_package 2.0.3 yes 2.0.2) || { bad "stand-in package 2.0.3" "$work/fake-debs.out"; return; }
+    stale=$(fake_package 2.0.3 yes 2.0.2) || { fail "stand-in package 2.0.3" "$work/fake-debs.out"; return; }
     out=$work/ansible-stale.out
     why=
     if (cd "$dir" && "${play[@]}" -e "unwind_package_file=$stale" --limit dev1) >"$out" 2>&1; then why="the play passed"
@@ -200,11 +200,11 @@ VARS
     printf 'unwind_alerts:\n  - name: X\n    number: 16045550199\n    message: hi\n' >"$work/bad-alerts.yml"
     out=$work/ansible-bad-contact.out
     if (cd "$dir" && "${play[@]}" -e "unwind_package_file=$good" -e "@$work/bad-alerts.yml" --check --limit dev1) >"$out" 2>&1; then
-        bad "ansible refuses an unquoted number" "$out"
+        fail "ansible refuses an unquoted number" "$out"
     elif grep -q 'alert 1: needs' "$out" && ! grep -q '16045550199' "$out"; then
-        ok "ansible refuses an unquoted number, without showing it"
+        pass "ansible refuses an unquoted number, without showing it"
     else
-        bad "ansible refuses an unquoted number, without showing it" "$out"
+        fail "ansible refuses an unquoted number, without showing it" "$out"
     fi
 }
 
@@ -213,7 +213,7 @@ VARS
 no_restart_tests() {
     local d=$1 r1 r2 out why before after
     r1=$(fake_package 2.0.2+rebuild1 yes 2.0.2) && r2=$(fake_package 2.0.2+rebuild2 yes 2.0.2) ||
-        { bad "stand-in packages 2.0.2+rebuild1/2" "$work/fake-debs.out"; return; }
+        { fail "stand-in packages 2.0.2+rebuild1/2" "$work/fake-debs.out"; return; }
 
     # The postinst's restart does not take (once): the same daemon, pid and start time, answers
     # after the upgrade; the version rule passes, the restart rule does not. The rollback's
@@ -258,9 +258,9 @@ apt_repo_tests() {
     out=$work/ansible-apt-check.out
     if (cd "$dir" && "${apt_play[@]}" --check) >"$out" 2>&1 && [ "$(installed "$d")" = 2.0.0 ] &&
         ! recap "$out" dev2 | grep -q 'changed=0 ' && [ ! -e "$d/etc/apt/sources.list.d/unwind.list" ]; then
-        ok "apt repository, --check: reports adding the repository, adds and installs nothing"
+        pass "apt repository, --check: reports adding the repository, adds and installs nothing"
     else
-        bad "apt repository, --check" "$out"
+        fail "apt repository, --check" "$out"
     fi
 
     out=$work/ansible-apt1.out
@@ -275,13 +275,13 @@ apt_repo_tests() {
 
     out=$work/ansible-apt2.out
     if (cd "$dir" && "${apt_play[@]}") >"$out" 2>&1 && changed0 "$out" dev2; then
-        ok "apt repository, second run: changed=0"
+        pass "apt repository, second run: changed=0"
     else
-        bad "apt repository, second run: changed=0" "$out"
+        fail "apt repository, second run: changed=0" "$out"
     fi
 
     # An unhealthy 2.0.4 published: installed from the repository, rolled back from good/.
-    bad4=$(fake_package 2.0.4 no) || { bad "stand-in package 2.0.4" "$work/fake-debs.out"; return; }
+    bad4=$(fake_package 2.0.4 no) || { fail "stand-in package 2.0.4" "$work/fake-debs.out"; return; }
     cp "$bad4" "$repo/"
     publish
     out=$work/ansible-apt-bad.out

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# shellcheck disable=SC2154 # work, here, repo, ok, bad ...: deploy/test.sh sets them
+# shellcheck disable=SC2154 # work, here, repo ...: deploy/test.sh sets them (log: deploy/lib/toolkit.sh)
 # deploy/tests/chroot.sh -- sourced by deploy/test.sh: throwaway Debian bookworm roots.
 #
 # A minimal bookworm (debootstrap --variant=minbase, with python3 and python3-apt for the
@@ -25,7 +25,7 @@ chroot_tarball() {
     [ -f "$chroot_tar" ] && return 0
     command -v debootstrap >/dev/null || return 1
     local d=$work/debootstrap
-    echo "test: making the bookworm chroot tarball (debootstrap, once)"
+    log "making the bookworm chroot tarball (debootstrap, once)"
     debootstrap --variant=minbase --include=python3,python3-apt bookworm "$d" "$debian_mirror" \
         >"$work/debootstrap.out" 2>&1 || { tail -n 20 "$work/debootstrap.out"; return 1; }
     mkdir -p "$chroot_cache"

@@ -20,23 +20,11 @@ pkg_v2=
 pkg_version=
 pkg_swift_runtime=
 
-# run_checks NAME FILE: each line of standard input is a shell test, eval'd; the failed ones
-# are listed in FILE, and NAME passes when none failed.
-run_checks() {
-    local name=$1 f=$2 check_line
-    : >"$f"
-    while IFS= read -r check_line; do
-        [ -n "$check_line" ] || continue
-        (eval "$check_line") >/dev/null 2>&1 || echo "failed: $check_line" >>"$f"
-    done
-    if [ -s "$f" ]; then bad "$name" "$f"; else ok "$name"; fi
-}
-
 package_build() {
     local rel=$work/pkg-release opts t0 out=$work/build-deb-1.out deps
     make_release "$binary" "$rel"
     # Read whole, then grep: under pipefail, `objdump | grep -q` fails when grep's early exit
-    # kills objdump with SIGPIPE (which CI's machine did, and this one did not).
+    # kills objdump with SIGPIPE.
     local needed linked
     needed=$(objdump -p "$binary")
     linked=$(ldd "$binary" || true)
@@ -46,10 +34,10 @@ package_build() {
     opts=(--from "$rel" --out "$work/debs" --compress gzip)
     [ -n "$pkg_swift_runtime" ] && opts+=(--swift-runtime "$pkg_swift_runtime")
     t0=$(date +%s)
-    pkg_v1=$("$here/build-deb.sh" "${opts[@]}" 2>"$out") || { bad "build-deb.sh" "$out"; return 1; }
+    pkg_v1=$("$here/build-deb.sh" "${opts[@]}" 2>"$out") || { fail "build-deb.sh" "$out"; return 1; }
     pkg_version=$(dpkg-deb -f "$pkg_v1" Version)
     deps=$(dpkg-deb -f "$pkg_v1" Depends)
-    ok "build-deb.sh: $(basename "$pkg_v1") in $(($(date +%s) - t0)) s$([ -n "$pkg_swift_runtime" ] && echo ' (a debug build: its Swift runtime from the toolchain)')"
+    pass "build-deb.sh: $(basename "$pkg_v1") in $(($(date +%s) - t0)) s$([ -n "$pkg_swift_runtime" ] && echo ' (a debug build: its Swift runtime from the toolchain)')"
     local p missing=
     local names
     names=" $(echo "$deps" | sed 's/ ([^)]*)//g; s/,//g') "
@@ -60,17 +48,17 @@ package_build() {
     # postinst's `adduser --comment`: adduser 3.130 added it (3.118, bullseye's, refuses it).
     case ", $deps," in *", adduser (>= 3.130),"*) ;; *) missing="$missing adduser(>=3.130)" ;; esac
     if [ -z "$missing" ] && ! grep -qi swift <<<"$deps"; then
-        ok "Depends: $deps"
+        pass "Depends: $deps"
     else
         echo "Depends: $deps; missing:$missing" >"$out.deps"
-        bad "Depends names adduser (>= 3.130) and the runtime libraries' bookworm packages (libgpiod2, libi2c0, libqrencode4)" "$out.deps"
+        fail "Depends names adduser (>= 3.130) and the runtime libraries' bookworm packages (libgpiod2, libi2c0, libqrencode4)" "$out.deps"
     fi
     # A static release build needs no Swift runtime at all.
     if [ -z "$pkg_swift_runtime" ]; then
         if grep -Eq 'libswift|libFoundation|libdispatch' <<<"$linked"; then
-            echo "$linked" >"$out.ldd"; bad "the release binary links no Swift runtime (ldd)" "$out.ldd"
+            echo "$linked" >"$out.ldd"; fail "the release binary links no Swift runtime (ldd)" "$out.ldd"
         else
-            ok "the release binary links no Swift runtime (ldd: $(ldd "$binary" | awk '$1 ~ /^lib/ { sub(/\.so.*/, "", $1); printf "%s ", $1 }'))"
+            pass "the release binary links no Swift runtime (ldd: $(ldd "$binary" | awk '$1 ~ /^lib/ { sub(/\.so.*/, "", $1); printf "%s ", $1 }'))"
         fi
     fi
 
@@ -84,7 +72,7 @@ package_build() {
     cp "$repo/hardware/README.md" "$v2/hardware/" 2>/dev/null || true
     echo '# version 2 of the shipped file' >>"$v2/deploy/unwind.conf"
     pkg_v2=$("$v2/deploy/build-deb.sh" "${opts[@]}" --version "$pkg_version+test2" 2>"$work/build-deb-2.out") ||
-        { bad "build-deb.sh --version $pkg_version+test2" "$work/build-deb-2.out"; return 1; }
+        { fail "build-deb.sh --version $pkg_version+test2" "$work/build-deb-2.out"; return 1; }
 }
 
 # package_arch_test BUILD-OPTIONS...: the control file's Architecture (and the file
@@ -104,19 +92,19 @@ package_arch_test() {
     esac
     control_arch=$(dpkg-deb -f "$pkg_v1" Architecture)
     if [ "$control_arch" = "$elf_arch" ] && [ "$(basename "$pkg_v1")" = "unwind_${pkg_version}_$control_arch.deb" ]; then
-        ok "Architecture: $control_arch, the packaged executable's (readelf: $machine), as the file name says"
+        pass "Architecture: $control_arch, the packaged executable's (readelf: $machine), as the file name says"
     else
         printf 'Architecture %s, file %s, readelf:\n%s\n' "$control_arch" "$(basename "$pkg_v1")" "$header" >"$out"
-        bad "the control file's Architecture is the packaged executable's ELF machine" "$out"
+        fail "the control file's Architecture is the packaged executable's ELF machine" "$out"
     fi
     other=arm64
     [ "$control_arch" = arm64 ] && other=amd64
     "$here/build-deb.sh" "$@" --out "$work/debs-wrong-arch" --arch "$other" >"$out" 2>&1 || rc=$?
     if [ "$rc" != 0 ] && grep -q "is an $control_arch executable" "$out" && [ ! -e "$work/debs-wrong-arch" ]; then
-        ok "build-deb.sh --arch $other refuses an $control_arch executable"
+        pass "build-deb.sh --arch $other refuses an $control_arch executable"
     else
         echo "status $rc" >>"$out"
-        bad "build-deb.sh --arch $other refuses an $control_arch executable" "$out"
+        fail "build-deb.sh --arch $other refuses an $control_arch executable" "$out"
     fi
 }
 
@@ -128,20 +116,20 @@ package_lintian() {
     fi
     lintian --pedantic -I -E "${suppress[@]}" "$pkg_v1" >"$out" 2>&1 || true
     if grep -Eq '^[EWIPX]: ' "$out"; then
-        bad "lintian --pedantic -I -E: tags left without an override" "$out"
+        fail "lintian --pedantic -I -E: tags left without an override" "$out"
     elif grep -q 'lintian: ' "$out"; then
-        bad "lintian ran" "$out"
+        fail "lintian ran" "$out"
     else
         local n
         n=$(grep -c '^unwind: ' "$here/debian/lintian-overrides")
-        ok "lintian --pedantic -I -E $(basename "$pkg_v1"): clean ($n override(s), each with its reason$([ ${#suppress[@]} -gt 0 ] && echo "; debug build: ${suppress[1]} not counted"))"
+        pass "lintian --pedantic -I -E $(basename "$pkg_v1"): clean ($n override(s), each with its reason$([ ${#suppress[@]} -gt 0 ] && echo "; debug build: ${suppress[1]} not counted"))"
     fi
 }
 
 package_chroot() {
-    local c=$work/pkg-chroot d1 d2 f=$work/pkg-checks.out out t0
+    local c=$work/pkg-chroot d1 d2 out t0
     t0=$(date +%s)
-    make_chroot "$c" || { bad "a bookworm chroot (debootstrap from $debian_mirror)" "$work/debootstrap.out"; return; }
+    make_chroot "$c" || { fail "a bookworm chroot (debootstrap from $debian_mirror)" "$work/debootstrap.out"; return; }
     [ -n "$pkg_swift_runtime" ] && bind_ro "$pkg_swift_runtime" "$c"
     mkdir -p "$c/root/debs"
     cp "$pkg_v1" "$pkg_v2" "$c/root/debs/"
@@ -152,8 +140,8 @@ package_chroot() {
 
     # 1. Install, as `apt install ./unwind_V_ARCH.deb` on a fresh image.
     out=$work/pkg-install.out
-    apt_in "$c" install "$d1" >"$out" 2>&1 || { bad "apt-get install ./$(basename "$pkg_v1") in a bookworm chroot" "$out"; return; }
-    run_checks "apt-get install ./$(basename "$pkg_v1") in a bookworm chroot ($(($(date +%s) - t0)) s): dependencies from the mirror; user, groups, owners, modes, conffile, statoverrides, enabled unit" "$f" <<'CHECKS'
+    apt_in "$c" install "$d1" >"$out" 2>&1 || { fail "apt-get install ./$(basename "$pkg_v1") in a bookworm chroot" "$out"; return; }
+    check_all "apt-get install ./$(basename "$pkg_v1") in a bookworm chroot ($(($(date +%s) - t0)) s): dependencies from the mirror; user, groups, owners, modes, conffile, statoverrides, enabled unit" <<'CHECKS'
 [ "$(in_c dpkg-query -W -f='${Status} ${Version}' unwind)" = "install ok installed $pkg_version" ]
 for p in libgpiod2 libi2c0 libqrencode4 gpiod tzdata; do in_c dpkg-query -W -f='${Status}\n' "$p" | grep -qx 'install ok installed' || exit 1; done
 [ "$(meta /usr/lib/unwind/unwind)" = "755 root:root" ] && [ "$(meta /usr/lib/unwind/unwind-motor-off)" = "755 root:root" ]
@@ -184,9 +172,9 @@ CHECKS
     printf '0 PAGE long\n2 end\n' >"$c/tmp/script"
     if in_c unwind sim --headless /tmp/script --out /tmp/sim --no-frames >"$out" 2>&1 &&
         chroot --userspec=unwind:unwind "$c" unwind config check --config /etc/unwind/unwind.conf >>"$out" 2>&1; then
-        ok "the installed unwind runs in the chroot (unwind sim through /usr/bin/unwind; unwind config check as the service user)"
+        pass "the installed unwind runs in the chroot (unwind sim through /usr/bin/unwind; unwind config check as the service user)"
     else
-        bad "the installed unwind runs in the chroot" "$out"
+        fail "the installed unwind runs in the chroot" "$out"
     fi
 
     # 3. The unit as installed, against systemd's own units (copied in: systemd is not).
@@ -202,8 +190,8 @@ CHECKS
     printf 'Sam\n+16045550100\nPlease call me.\n' >"$c/var/lib/unwind/alert01.txt"
     in_c chown unwind:unwind /var/lib/unwind/alert01.txt
     out=$work/pkg-upgrade.out
-    apt_in "$c" install "$d2" >"$out" 2>&1 || { bad "upgrade to $pkg_version+test2" "$out"; return; }
-    run_checks "upgrade to $pkg_version+test2: the edited unwind.conf kept (the new one as unwind.conf.dpkg-dist), owners and modes, state and enabled unit kept" "$f" <<'CHECKS'
+    apt_in "$c" install "$d2" >"$out" 2>&1 || { fail "upgrade to $pkg_version+test2" "$out"; return; }
+    check_all "upgrade to $pkg_version+test2: the edited unwind.conf kept (the new one as unwind.conf.dpkg-dist), owners and modes, state and enabled unit kept" <<'CHECKS'
 [ "$(in_c dpkg-query -W -f='${Version}' unwind)" = "$pkg_version+test2" ]
 [ "$(tail -n 1 "$c/etc/unwind/unwind.conf")" = '# edited on the device' ]
 [ "$(tail -n 1 "$c/etc/unwind/unwind.conf.dpkg-dist")" = '# version 2 of the shipped file' ]
@@ -217,15 +205,15 @@ CHECKS
     if apt_in "$c" install --allow-downgrades "$d1" >"$out" 2>&1 &&
         [ "$(in_c dpkg-query -W -f='${Version}' unwind)" = "$pkg_version" ] &&
         [ "$(tail -n 1 "$c/etc/unwind/unwind.conf")" = '# edited on the device' ]; then
-        ok "downgrade back to $pkg_version (the rollback): the edited configuration kept"
+        pass "downgrade back to $pkg_version (the rollback): the edited configuration kept"
     else
-        bad "downgrade back to $pkg_version" "$out"
+        fail "downgrade back to $pkg_version" "$out"
     fi
 
     # 7. remove: the program goes; configuration, state, user and overrides stay.
     out=$work/pkg-remove.out
-    apt_in "$c" remove unwind >"$out" 2>&1 || { bad "apt-get remove unwind" "$out"; return; }
-    run_checks "apt-get remove unwind: the program gone; the edited configuration, the state files and the user kept" "$f" <<'CHECKS'
+    apt_in "$c" remove unwind >"$out" 2>&1 || { fail "apt-get remove unwind" "$out"; return; }
+    check_all "apt-get remove unwind: the program gone; the edited configuration, the state files and the user kept" <<'CHECKS'
 [ "$(in_c dpkg-query -W -f='${Status}' unwind)" = "deinstall ok config-files" ]
 [ ! -e "$c/usr/lib/unwind" ] && [ ! -L "$c/usr/bin/unwind" ] && [ ! -e "$c/usr/lib/systemd/system/unwind.service" ]
 [ ! -e "$c/usr/lib/udev/rules.d/99-unwind.rules" ] && [ ! -e "$c/usr/sbin/unwind-setup" ]
@@ -237,10 +225,10 @@ CHECKS
     # 8. purge: nothing of the package is left but the system user (as Debian keeps them) and
     # unwind-setup's backups of the boot files.
     out=$work/pkg-purge.out
-    apt_in "$c" purge unwind >"$out" 2>&1 || { bad "apt-get purge unwind" "$out"; return; }
+    apt_in "$c" purge unwind >"$out" 2>&1 || { fail "apt-get purge unwind" "$out"; return; }
     find "$c" -xdev \( -path "$c/proc" -o -path "$c/root/debs" -o -path "$c/boot/firmware" \) -prune -o -name '*unwind*' -print \
         | sed "s|^$c||" >"$work/pkg-left.out"
-    run_checks "apt-get purge unwind: configuration, state, statoverrides, enable links and the UART rule link gone; only the system user stays" "$f" <<'CHECKS'
+    check_all "apt-get purge unwind: configuration, state, statoverrides, enable links and the UART rule link gone; only the system user stays" <<'CHECKS'
 ! in_c dpkg-query -W -f='${Status}' unwind | grep -q .
 [ ! -e "$c/etc/unwind" ] && [ ! -e "$c/var/lib/unwind" ]
 [ -z "$(in_c dpkg-statoverride --list)" ]
@@ -248,13 +236,13 @@ CHECKS
 [ ! -s "$work/pkg-left.out" ]
 in_c getent passwd unwind
 CHECKS
-    [ -s "$work/pkg-left.out" ] && sed 's/^/      left: /' "$work/pkg-left.out"
+    [ -s "$work/pkg-left.out" ] && sed 's/^/    | left: /' "$work/pkg-left.out"
     return 0
 }
 
 # unwind-setup inside the chroot, on Raspberry Pi OS's boot files.
 setup_tests() {
-    local c=$1 f=$work/setup-checks.out out=$work/setup.out s1 s2 rc
+    local c=$1 out=$work/setup.out s1 s2 rc
     mkdir -p "$c/boot/firmware"
     printf '# http://rptl.io/configtxt\n#dtparam=i2c_arm=on\ndtparam=audio=on\narm_64bit=1\n\n[cm4]\notg_mode=1\n\n[all]\n' >"$c/boot/firmware/config.txt"
     printf 'console=serial0,115200 console=tty1 root=PARTUUID=4e639091-02 rootfstype=ext4 fsck.repair=yes rootwait quiet\n' >"$c/boot/firmware/cmdline.txt"
@@ -264,7 +252,7 @@ setup_tests() {
     s2=$(cd "$c" && find boot etc -printf '%p %m %s %T@\n' | sort | sha256sum)
     chroot "$c" unwind-setup --modem-on-uart --disable-bt --maintainer pi >>"$out" 2>&1 || true
     local cfg=$c/boot/firmware/config.txt
-    run_checks "unwind-setup --modem-on-uart --disable-bt --maintainer pi: the dry run writes nothing; the boot block, the console off the UART, the UART rule linked, pi in group unwind" "$f" <<'CHECKS'
+    check_all "unwind-setup --modem-on-uart --disable-bt --maintainer pi: the dry run writes nothing; the boot block, the console off the UART, the UART rule linked, pi in group unwind" <<'CHECKS'
 [ "$s1" = "$s2" ] && grep -q 'would be made' "$out"
 [ "$(grep -c '^# unwind: begin' "$cfg")" = 1 ] && [ "$(tail -n 1 "$cfg")" = '# unwind: end' ]
 grep -qx 'dtparam=i2c_arm_baudrate=400000' "$cfg" && grep -qx 'core_freq_min=250' "$cfg" && grep -qx 'core_freq_min=500' "$cfg"
@@ -276,20 +264,20 @@ chroot "$c" id -nG pi | grep -qw unwind
 grep -q 'reboot' "$out"
 CHECKS
     chroot "$c" unwind-setup --modem-on-uart --disable-bt --maintainer pi >"$out" 2>&1 || true
-    if grep -qx 'unwind-setup: nothing to change' "$out"; then ok "unwind-setup again: nothing to change"
-    else bad "unwind-setup again: nothing to change" "$out"; fi
+    if grep -qx 'unwind-setup: nothing to change' "$out"; then pass "unwind-setup again: nothing to change"
+    else fail "unwind-setup again: nothing to change" "$out"; fi
     chroot "$c" unwind-setup --device char-gpiochip >"$out" 2>&1 || true
     if [ ! -e "$c/etc/udev/rules.d/99-unwind-modem-uart.rules" ] && ! grep -q 'enable_uart' "$cfg" &&
         [ "$(grep -c '^# unwind: begin' "$cfg")" = 1 ] &&
         grep -qx 'DeviceAllow=char-gpiochip rw' "$c/etc/systemd/system/unwind.service.d/50-devices.conf"; then
-        ok "unwind-setup with other options: the block replaced in place, the UART rule link gone, the devices drop-in"
+        pass "unwind-setup with other options: the block replaced in place, the UART rule link gone, the devices drop-in"
     else
-        bad "unwind-setup with other options converges" "$out"
+        fail "unwind-setup with other options converges" "$out"
     fi
     rc=0
     chroot "$c" unwind-setup --shutdown-button 3 --dry-run >/dev/null 2>&1 || rc=$?
-    if [ "$rc" = 2 ]; then ok "unwind-setup refuses --shutdown-button 3 (the I2C clock) with status 2"
-    else bad "unwind-setup refuses --shutdown-button 3 with status 2 (got $rc)"; fi
+    if [ "$rc" = 2 ]; then pass "unwind-setup refuses --shutdown-button 3 (the I2C clock) with status 2"
+    else fail "unwind-setup refuses --shutdown-button 3 with status 2 (got $rc)"; fi
     # The UART link again, for purge to remove.
     chroot "$c" unwind-setup --modem-on-uart >/dev/null 2>&1 || true
 }
