@@ -164,7 +164,7 @@ guest_visible() { # path -> $seen_path: the same binary at a path the guest sees
         fi
         dir=$(mktemp -d "$staging/bin.XXXXXX")
         cp "$real" "$dir/"
-        # Resource bundles (e.g. unwind_UnwindDevice.resources) are looked up beside the binary.
+        # Resource bundles (e.g. unwind_UnwindRuntime.resources) are looked up beside the binary.
         find "$(dirname "$real")" -maxdepth 1 -name '*.resources' -exec cp -R {} "$dir/" \;
         log "copied $1 to $dir (the guest does not see $(dirname "$real"))"
         seen_path=$dir/$(basename "$real")
