@@ -32,6 +32,8 @@ public final class DeviceLoop {
     public private(set) var core: DeviceCore
     public internal(set) var statistics = LoopStatistics()
     public private(set) var framebuffer: Framebuffer
+    /// What the screen draws with (Unifont, when the system has it).
+    public let fonts: Fonts
 
     let clock: DeviceClock
     let waiter: LoopWaiter
@@ -83,7 +85,8 @@ public final class DeviceLoop {
                 buttonTiming: ButtonClassifier.Timing = .init(), display: (width: Int, height: Int) = (128, 64),
                 logger: Logger, alarm: WallClockAlarm? = nil, displayControl: DisplayControl? = nil,
                 camera: GroundingCamera? = nil, alerts: AlertLink? = nil, control: ControlServer? = nil,
-                participants extra: [LoopParticipant] = []) {
+                participants extra: [LoopParticipant] = [], fonts: Fonts = .builtIn) {
+        self.fonts = fonts
         self.core = core
         self.clock = clock
         self.waiter = waiter
@@ -170,7 +173,7 @@ public final class DeviceLoop {
             perform()
             now = clock.now()
             applyMotor(now.instant)
-            Screen.render(core.state, at: now.instant, into: &framebuffer)
+            Screen.render(core.state, at: now.instant, fonts: fonts, into: &framebuffer)
             presenter.present(framebuffer, at: now.instant)
             statistics.framesRendered += 1
             watchHealth(at: now)
