@@ -34,7 +34,7 @@ public enum SystemFonts {
             case .danglingLink: "a link to a file that does not exist"
             case .unreadable(let e): "errno \(e)"
             case .notARegularFile(let kind): "it is \(kind)"
-            case .tooLarge(let size): "\(size) bytes, over the \(limit) a Unifont file can be"
+            case .tooLarge(let size): "\(size) bytes, more than a Unifont file holds"
             }
         }
     }
