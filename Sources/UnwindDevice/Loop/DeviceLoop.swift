@@ -80,6 +80,7 @@ public final class DeviceLoop {
     ///   - control: the control socket the maintainer's commands talk to (none: they cannot).
     ///     Serviced on every pass without blocking; see `ControlServer`.
     ///   - participants: anything else to wake for and service each pass (after the others).
+    ///   - fonts: what the screen draws a reply's or a mantra's other scripts with (Unifont).
     public init(core: DeviceCore, clock: DeviceClock, waiter: LoopWaiter, buttons: ButtonLines,
                 motor: MotorLine, presenter: FramePresenter, persistence: StatePersistence,
                 buttonTiming: ButtonClassifier.Timing = .init(), display: (width: Int, height: Int) = (128, 64),
