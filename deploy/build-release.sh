@@ -79,7 +79,7 @@ size=$(du -sh "$out" | cut -f1)
     echo "swift=$(swift --version 2>/dev/null | head -n 1)"
     echo "build_seconds=$seconds"
     echo "size=$size"
-    echo "needs=libgpiod2 libi2c0 libqrencode4 libstdc++6 tzdata (Debian bookworm packages; no Swift runtime)"
+    echo "needs=libgpiod2 libi2c0 libqrencode4 libstdc++6 tzdata unifont (Debian bookworm packages; no Swift runtime)"
 } >"$out/BUILD-INFO"
 
 # A quick check that the executable runs: two simulated seconds, help page open.

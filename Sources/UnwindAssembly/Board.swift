@@ -1,6 +1,7 @@
 import UnwindCore
 import UnwindRuntime
 import UnwindSeams
+import UnwindRender
 
 /// The parts of one device that differ between the board (libgpiod, I²C, a real clock), the
 /// terminal (keys and a drawn panel on real time) and a test or the headless simulator
@@ -48,6 +49,9 @@ public struct DeviceRecipe {
     public var website: String? = CounsellingLine.sfuWebsite
     public var buttonTiming = ButtonClassifier.Timing()
     public var displaySize: (width: Int, height: Int) = (128, 64)
+    /// GNU Unifont's hex file, for the characters the built-in fonts lack (nil: none; see
+    /// `SystemFonts`).
+    public var unifont: String? = Unifont.debianPath
     /// The control socket the maintainer's commands use; nil: no socket and no state lock (a
     /// headless run, the benchmark: nothing else touches their directory).
     public var socket: String?

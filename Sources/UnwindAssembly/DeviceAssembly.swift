@@ -78,7 +78,8 @@ public final class DeviceAssembly {
                           presenter: board.presenter, persistence: persistence, buttonTiming: recipe.buttonTiming,
                           display: recipe.displaySize, logger: logger, alarm: board.alarm,
                           displayControl: board.displayControl, camera: board.camera, alerts: link,
-                          control: host?.server, participants: participants)
+                          control: host?.server, participants: participants,
+                          fonts: SystemFonts.fonts(unifont: recipe.unifont, logger: logger))
     }
 
     /// The directories a device keeps in its state directory.

@@ -8,22 +8,26 @@ public struct BitmapFont: Sendable {
     public let width: Int
     /// Cell height, in pixels.
     public let height: Int
+    /// Rows from the cell's top to the baseline: where glyphs of other heights line up with it.
+    public let ascent: Int
+    /// The first row a capital letter inks ('H''s): the top of the stand-in box.
+    public let capitalTop: Int
     /// Which code points have which glyph, sorted by code point; the first run is printable
     /// ASCII, so most text is found without a search.
     @usableFromInline let runs: [GlyphRun]
     /// `height` rows per glyph, glyph after glyph.
     @usableFromInline let rows: [UInt16]
-    /// First row of the glyph drawn for a code point the font lacks.
-    @usableFromInline let replacement: Int
 
-    public init(name: String, width: Int, height: Int, runs: [GlyphRun], rows: [UInt16]) {
-        precondition(width <= 16 && height > 0 && rows.count % height == 0 && !runs.isEmpty)
+    public init(name: String, width: Int, height: Int, ascent: Int, runs: [GlyphRun], rows: [UInt16]) {
+        precondition(width <= 16 && height > 0 && (0...height).contains(ascent) && rows.count % height == 0 && !runs.isEmpty)
         self.name = name
         self.width = width
         self.height = height
+        self.ascent = ascent
         self.runs = runs
         self.rows = rows
-        self.replacement = Self.find(UInt32(UInt8(ascii: "?")), in: runs).map { $0 * height } ?? 0
+        let h = (Self.find(UInt32(UInt8(ascii: "H")), in: runs) ?? 0) * height
+        capitalTop = (0..<ascent).first { rows[h + $0] != 0 } ?? 0
     }
 
     /// First row of the glyph for `scalar`, or nil when the font cannot draw it (even through
@@ -34,10 +38,6 @@ public struct BitmapFont: Sendable {
         if scalar &- ascii.first < ascii.count { return (Int(ascii.glyph) + Int(scalar &- ascii.first)) * height }
         return Self.find(scalar, in: runs).map { $0 * height }
     }
-
-    /// Index of the first row of the glyph for `scalar`, or of '?' when the font lacks it.
-    @inlinable
-    public func glyphIndex(_ scalar: UInt32) -> Int { glyph(scalar) ?? replacement }
 
     public func contains(_ scalar: UInt32) -> Bool { glyph(scalar) != nil }
 

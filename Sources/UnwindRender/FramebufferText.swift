@@ -3,29 +3,47 @@ import UnwindCore
 /// Text on the 1-bit framebuffer: glyphs of the misc-fixed fonts, numbers and clocks drawn
 /// without building Strings (the loop renders without allocating).
 extension Framebuffer {
+    /// Draws the glyph of `scalar`, or the stand-in box when the font has none.
     public mutating func glyph(_ scalar: UInt32, font: BitmapFont, x: Int, y: Int, _ ink: Ink = .on) {
-        glyph(rows: font.glyphIndex(scalar), font: font, x: x, y: y, ink)
+        if let g = font.glyph(scalar) {
+            glyph(rows: g, font: font, x: x, y: y, ink)
+        } else {
+            standInBox(font: font, x: x, y: y, ink)
+        }
+    }
+
+    /// What a cell shows for a character no font here can draw: an empty box, one cell wide and
+    /// as tall as a capital letter. A '?' would read as part of the text ("OK?"); a box is
+    /// plainly not a letter, and says that something is there.
+    public mutating func standInBox(font: BitmapFont, x: Int, y: Int, _ ink: Ink = .on) {
+        rectangle(x: x, y: y + font.capitalTop, width: max(2, font.width - 1), height: font.ascent - font.capitalTop, ink)
     }
 
     /// Draws one glyph cell, given by its first row in `font`, with its top-left at (x, y).
     @inlinable
     public mutating func glyph(rows g: Int, font: BitmapFont, x: Int, y: Int, _ ink: Ink = .on) {
-        var row = 0
-        while row < font.height {
-            let bits = font.row(g, row)
+        bits(width: font.width, height: font.height, x: x, y: y, ink) { font.row(g, $0) }
+    }
+
+    /// Plots the set bits of `height` rows, bit 15 the leftmost pixel: every glyph and picture.
+    @inlinable
+    public mutating func bits(width: Int, height: Int, x: Int, y: Int, _ ink: Ink, row: (Int) -> UInt16) {
+        var r = 0
+        while r < height {
+            let bits = row(r)
             if bits != 0 {
-                var col = 0
-                while col < font.width {
-                    if bits & (0x8000 >> UInt16(col)) != 0 { plot(x + col, y + row, ink) }
-                    col += 1
+                var c = 0
+                while c < width {
+                    if bits & (0x8000 >> UInt16(c)) != 0 { plot(x + c, y + r, ink) }
+                    c += 1
                 }
             }
-            row += 1
+            r += 1
         }
     }
 
-    /// Draws `text` with its top-left at (x, y), at most `maxCharacters` cells of it, '?' for
-    /// what the font cannot draw; returns the x after the last glyph.
+    /// Draws `text` with its top-left at (x, y), at most `maxCharacters` cells of it, the stand-in
+    /// box for what the font cannot draw; returns the x after the last glyph.
     /// Iterates the string's scalars in place: no allocation.
     @discardableResult
     public mutating func text(_ text: String, font: BitmapFont, x: Int, y: Int, _ ink: Ink = .on,
@@ -34,7 +52,11 @@ extension Framebuffer {
         var n = 0
         for cell in font.cells(text) {
             if n == maxCharacters { break }
-            glyph(rows: cell.glyph ?? font.replacement, font: font, x: cx, y: y, ink)
+            if let g = cell.glyph {
+                glyph(rows: g, font: font, x: cx, y: y, ink)
+            } else {
+                standInBox(font: font, x: cx, y: y, ink)
+            }
             cx += font.width
             n += 1
         }

@@ -63,6 +63,8 @@ public struct HeadlessSimulation {
     /// The counselling line and its website (`counselling.*` of a configuration).
     public var counselling = CounsellingLine.sfuCounselling
     public var counsellingWebsite = CounsellingLine.sfuWebsite
+    /// GNU Unifont's hex file, as the device reads it (nil: the built-in fonts alone).
+    public var unifont: String? = Unifont.debianPath
 
     public init(script: ButtonScript, stateDirectory: String, outputDirectory: String? = nil,
                 settings: DeviceSettings = DeviceSettings(), contentDirectory: String? = nil,
@@ -147,6 +149,7 @@ public struct HeadlessSimulation {
         recipe.counselling = counselling
         recipe.website = counsellingWebsite
         recipe.buttonTiming = buttonTiming
+        recipe.unifont = unifont
         // The scripted link's news on the script's time line; `reply N` names slot N's contact.
         alerts.schedule(script.link, origin: time.start)
         for k in 0..<AlertSlotFile.slotCount {

@@ -108,6 +108,18 @@ import Testing
         #expect(AlertSlotState.slot(sending: "+446045557654", in: slots, counselling: nil) == 1)   // no country known
     }
 
+    /// A long reply scrolls from when it came on screen: its arrival, or the press that put the
+    /// one before it away — not the arrival of one that waited behind another.
+    @Test mutating func eachReplyIsOnScreenFromWhenItIsShown() {
+        panicSent()
+        reply("17785551234", "On my way", 30)
+        reply("6045557654", "Coming too", id: "r2", 32)
+        #expect(core.state.panic.aftercare.replyShownSince == .seconds(30))
+        press(.down(.left), 40)
+        #expect(core.state.panic.aftercare.replies.map(\.name) == ["Sam"])
+        #expect(core.state.panic.aftercare.replyShownSince == .seconds(40))
+    }
+
     @Test mutating func aContactsReplyIsShownAndAcknowledges() {
         panicSent()
         press(.down(.left), 6)   // the person closed the status screen

@@ -20,9 +20,8 @@ import Testing
         return fb
     }
 
-    /// A region as rows of `#` (lit) and `.` (dark).
     func ascii(_ fb: Framebuffer, x: Int, y: Int, width: Int, height: Int) -> [String] {
-        (y..<(y + height)).map { row in String((x..<(x + width)).map { fb[$0, row] ? "#" : "." }) }
+        fb.ascii(x: x, y: y, width: width, height: height)
     }
 
     /// The README's picture of the square page, 5.6 s into a session, drawn by the code before

@@ -13,7 +13,7 @@ import UnwindCore
         // Л, Ж, Ю have no Latin twin: their glyphs must be their own.
         for font in Self.fonts {
             for (cyrillic, latin) in [(0x041B, 0x4C), (0x0416, 0x58), (0x042E, 0x49)] as [(UInt32, UInt32)] {
-                #expect(rows(font, glyph: font.glyphIndex(cyrillic)) != rows(font, glyph: font.glyphIndex(latin)))
+                #expect(rows(font, glyph: font.glyph(cyrillic)!) != rows(font, glyph: font.glyph(latin)!))
             }
         }
     }
@@ -42,7 +42,7 @@ import UnwindCore
 
     @Test func everyCodePointTheTablesHoldIsDrawable() {
         for font in Self.fonts {
-            let question = rows(font, glyph: font.glyphIndex(0x3F))
+            let question = rows(font, glyph: font.glyph(0x3F)!)
             #expect(font.runs[0].first == 0x20 && font.runs[0].count == 95)
             var previousEnd: UInt32 = 0
             for run in font.runs {
@@ -81,6 +81,21 @@ import UnwindCore
                 }
             }
             #expect(claimed * font.height == font.rows.count, "\(file): every glyph stored is claimed")
+        }
+    }
+
+    @Test func everySizeDrawsEveryCharacterAnSMSInGSM7Carries() throws {
+        // The default alphabet and the extension table (€ [ ] { } \ ~ ^ |), less line breaks,
+        // the form feed and the escape: what a contact's plain SMS reply can hold.
+        let printable = (GSM7.defaultAlphabet + GSM7.extensionTable.map(\.scalar)).filter { $0 >= 0x20 && $0 != 0xFFFF }
+        #expect(printable.count == 134)
+        for font in Self.fonts {
+            let question = rows(font, glyph: font.glyph(0x3F)!)
+            for cp in printable {
+                let g = try #require(font.glyph(cp), "U+\(String(cp, radix: 16)) in \(font.name)")
+                if cp != 0x3F { #expect(rows(font, glyph: g) != question, "U+\(String(cp, radix: 16)) in \(font.name)") }
+                if cp != 0x20 { #expect(rows(font, glyph: g).contains { $0 != 0 }, "U+\(String(cp, radix: 16)) in \(font.name)") }
+            }
         }
     }
 

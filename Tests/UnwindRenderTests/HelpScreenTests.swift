@@ -142,6 +142,11 @@ import Testing
 extension Framebuffer {
     /// Rows of `#` and `.`, for a failing test's message.
     func ascii(rows: Range<Int>) -> String {
-        rows.map { y in String((0..<width).map { self[$0, y] ? "#" : "." }) }.joined(separator: "\n")
+        ascii(x: 0, y: rows.lowerBound, width: width, height: rows.count).joined(separator: "\n")
+    }
+
+    /// A region as rows of `#` (lit) and `.` (dark).
+    func ascii(x: Int, y: Int, width w: Int, height h: Int) -> [String] {
+        (y..<(y + h)).map { row in String((x..<(x + w)).map { self[$0, row] ? "#" : "." }) }
     }
 }

@@ -60,7 +60,7 @@ fi
         echo "swift=$(swift --version 2>/dev/null | head -n 1) (Debian swiftlang $(dpkg-query -W -f="\${Version}" swiftlang)), cross-compiled"
         echo "sysroot=Debian 13 trixie arm64"
         echo "build_seconds=$((SECONDS - t0))"
-        echo "needs=libc6 (>= 2.38) libgpiod3 libi2c0 libqrencode4 libstdc++6 tzdata (Debian trixie packages; no Swift runtime)"
+        echo "needs=libc6 (>= 2.38) libgpiod3 libi2c0 libqrencode4 libstdc++6 tzdata unifont (Debian trixie packages; no Swift runtime)"
     } >"$rel/BUILD-INFO"
     deploy/build-deb.sh --from "$rel" --out /build/deb-out "$@"
 ' _ "${pass[@]}"

@@ -36,7 +36,7 @@ repo=$(cd "$here/../.." && pwd)
 mirror=${UNWIND_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 cache=${UNWIND_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/unwind-image}
 suite=trixie
-base_packages=systemd-sysv,udev,kmod,dbus,linux-image-arm64,raspi-firmware,e2fsprogs,dosfstools,iproute2,ifupdown,openssh-server,wpasupplicant,firmware-brcm80211,gpiod,libgpiod3,libi2c0,libqrencode4,adduser,i2c-tools,procps,libstdc++6,zstd
+base_packages=systemd-sysv,udev,kmod,dbus,linux-image-arm64,raspi-firmware,e2fsprogs,dosfstools,iproute2,ifupdown,openssh-server,wpasupplicant,firmware-brcm80211,gpiod,libgpiod3,libi2c0,libqrencode4,adduser,i2c-tools,procps,libstdc++6,zstd,unifont
 
 # log, die
 # shellcheck source-path=SCRIPTDIR source=../lib/toolkit.sh

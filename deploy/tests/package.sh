@@ -143,7 +143,7 @@ package_chroot() {
     apt_in "$c" install "$d1" >"$out" 2>&1 || { fail "apt-get install ./$(basename "$pkg_v1") in a bookworm chroot" "$out"; return; }
     check_all "apt-get install ./$(basename "$pkg_v1") in a bookworm chroot ($(($(date +%s) - t0)) s): dependencies from the mirror; user, groups, owners, modes, conffile, statoverrides, enabled unit" <<'CHECKS'
 [ "$(in_c dpkg-query -W -f='${Status} ${Version}' unwind)" = "install ok installed $pkg_version" ]
-for p in libgpiod2 libi2c0 libqrencode4 gpiod tzdata; do in_c dpkg-query -W -f='${Status}\n' "$p" | grep -qx 'install ok installed' || exit 1; done
+for p in libgpiod2 libi2c0 libqrencode4 gpiod tzdata unifont; do in_c dpkg-query -W -f='${Status}\n' "$p" | grep -qx 'install ok installed' || exit 1; done
 [ "$(meta /usr/lib/unwind/unwind)" = "755 root:root" ] && [ "$(meta /usr/lib/unwind/unwind-motor-off)" = "755 root:root" ]
 [ "$(readlink "$c/usr/bin/unwind")" = ../lib/unwind/unwind ]
 [ "$(ls "$c/usr/lib/unwind" | tr '\n' ' ')" = "unwind unwind-motor-off " ]

@@ -100,6 +100,8 @@ public struct Aftercare: Equatable, Sendable {
     public internal(set) var startedWall: WallTime?
     /// Replies from contacts not yet dismissed, oldest first. The first one is on screen.
     public internal(set) var replies: [ContactReply] = []
+    /// Since when the first of `replies` is on screen: where a long one's scrolling starts.
+    public internal(set) var replyShownSince = Instant.zero
     /// Every reply from a contact since these alerts (or since start, with none), oldest first,
     /// also those dismissed: for `unwind status`.
     public internal(set) var answers: [ContactAnswer] = []
@@ -185,6 +187,7 @@ extension DeviceCore {
         if settings.statusTexts.isStatusRequest(reply.text) { return statusRequested(reply, at: now, effects: &effects) }
         guard let slot = contactSlot(of: reply), case .ready(let contact) = state.panic.slots[slot] else { return }
         guard !state.panic.aftercare.replies.contains(where: { $0.id == reply.id }) else { return }
+        if state.panic.aftercare.replies.isEmpty { state.panic.aftercare.replyShownSince = now.instant }
         state.panic.aftercare.replies.append(ContactReply(id: reply.id, slot: slot, name: contact.name,
                                                           number: contact.number, text: reply.text))
         state.panic.aftercare.answers.append(ContactAnswer(slot: slot, name: contact.name,
@@ -219,9 +222,10 @@ extension DeviceCore {
     }
 
     /// The person saw the first reply on screen.
-    mutating func dismissReply(effects: inout [Effect]) {
+    mutating func dismissReply(at now: Instant, effects: inout [Effect]) {
         guard !state.panic.aftercare.replies.isEmpty else { return }
         let r = state.panic.aftercare.replies.removeFirst()
+        state.panic.aftercare.replyShownSince = now
         effects.append(.markRepliesSeen([r.id]))
     }
 

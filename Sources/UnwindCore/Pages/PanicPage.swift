@@ -396,7 +396,7 @@ extension DeviceCore {
         if !state.panic.aftercare.replies.isEmpty {
             guard case .down(let b) = gesture, b != .panic else { return }
             swallowPress(b)
-            dismissReply(effects: &effects)
+            dismissReply(at: now.instant, effects: &effects)
             return
         }
         switch gesture {

@@ -2,13 +2,13 @@
 // Font: -Misc-Fixed-Medium-R-Normal--6-60-75-75-C-40-ISO10646-1
 // BDF COPYRIGHT property: "Public domain font.  Share and enjoy."
 // The glyph data is in the public domain; see NOTICE.
-// Cell 4x6, ascent 5, descent 1; 543 glyphs, 6 rows each, bit 15 = leftmost pixel.
-// Glyphs for: U+0020...U+007E, U+00A0...U+017F, U+018F, U+0192, U+0218...U+021B, U+0374...U+0375, U+037A, U+037E, U+0384...U+038A, U+038C, U+038E...U+03A1, U+03A3...U+03CE, U+0401...U+040C, U+040E...U+044F, U+0451...U+045C, U+045E...U+045F, U+0490...U+0493, U+1E02...U+1E03, U+1E0A...U+1E0B, U+1E1E...U+1E1F, U+1E40...U+1E41, U+1E56...U+1E57, U+1E60...U+1E61, U+1E6A...U+1E6B, U+1E80...U+1E85, U+1EF2...U+1EF3, U+2010...U+2027.
+// Cell 4x6, ascent 5, descent 1; 545 glyphs, 6 rows each, bit 15 = leftmost pixel.
+// Glyphs for: U+0020...U+007E, U+00A0...U+017F, U+018F, U+0192, U+0218...U+021B, U+0374...U+0375, U+037A, U+037E, U+0384...U+038A, U+038C, U+038E...U+03A1, U+03A3...U+03CE, U+0401...U+040C, U+040E...U+044F, U+0451...U+045C, U+045E...U+045F, U+0490...U+0493, U+1E02...U+1E03, U+1E0A...U+1E0B, U+1E1E...U+1E1F, U+1E40...U+1E41, U+1E56...U+1E57, U+1E60...U+1E61, U+1E6A...U+1E6B, U+1E80...U+1E85, U+1EF2...U+1EF3, U+2010...U+2027, U+20A7, U+20AC.
 // 342 more code points are drawn with the glyph of their decomposition's base letter (Unicode 14.0.0).
 
 extension BitmapFont {
     public static let small = BitmapFont(
-        name: "misc-fixed 4x6", width: 4, height: 6, runs: Self.runs4x6, rows: Self.rows4x6)
+        name: "misc-fixed 4x6", width: 4, height: 6, ascent: 5, runs: Self.runs4x6, rows: Self.rows4x6)
 
     static let runs4x6: [GlyphRun] = [
         GlyphRun(0x0020, 95, 0),
@@ -367,6 +367,8 @@ extension BitmapFont {
         GlyphRun(0x1EF8, 1, 57), // U+1EF8 'Ỹ' -> U+0059 'Y'
         GlyphRun(0x1EF9, 1, 89), // U+1EF9 'ỹ' -> U+0079 'y'
         GlyphRun(0x2010, 24, 519),
+        GlyphRun(0x20A7, 1, 543),
+        GlyphRun(0x20AC, 1, 544),
     ]
 
     static let rows4x6: [UInt16] = [
@@ -913,5 +915,7 @@ extension BitmapFont {
         0x0000, 0x0000, 0x0000, 0x0000, 0xA000, 0x0000, // U+2025 '‥'
         0x0000, 0x0000, 0x0000, 0x0000, 0xB000, 0x0000, // U+2026 '…'
         0x0000, 0x0000, 0x4000, 0x0000, 0x0000, 0x0000, // U+2027 '‧'
+        0x6000, 0xF000, 0x6000, 0x4000, 0x4000, 0x0000, // U+20A7 '₧'
+        0x2000, 0x4000, 0xE000, 0x4000, 0x2000, 0x0000, // U+20AC '€'
     ]
 }

@@ -2,13 +2,13 @@
 // Font: -Misc-Fixed-Medium-R-Normal--10-100-75-75-C-60-ISO10646-1
 // BDF COPYRIGHT property: "Public domain terminal emulator font.  Share and enjoy."
 // The glyph data is in the public domain; see NOTICE.
-// Cell 6x10, ascent 8, descent 2; 612 glyphs, 10 rows each, bit 15 = leftmost pixel.
-// Glyphs for: U+0020...U+007E, U+00A0...U+017F, U+018F, U+0192, U+01A0...U+01A1, U+01AF...U+01B0, U+01B5...U+01B6, U+01D1...U+01D2, U+01E6...U+01E7, U+01FA...U+01FF, U+0218...U+021B, U+02BC, U+0374...U+0375, U+037A, U+037E, U+0384...U+038A, U+038C, U+038E...U+03A1, U+03A3...U+03CE, U+03D0...U+03D7, U+03DA...U+03E1, U+03F0...U+03F5, U+0401...U+040C, U+040E...U+044F, U+0451...U+045C, U+045E...U+045F, U+0462...U+0463, U+0470...U+0477, U+0490...U+0493, U+0496...U+0497, U+049A...U+049B, U+04AE...U+04B3, U+04BA...U+04BB, U+04D8...U+04D9, U+04E2...U+04E3, U+04E8...U+04E9, U+04EE...U+04EF, U+1E02...U+1E03, U+1E0A...U+1E0B, U+1E1E...U+1E1F, U+1E40...U+1E41, U+1E56...U+1E57, U+1E60...U+1E61, U+1E6A...U+1E6B, U+1E80...U+1E85, U+1EF2...U+1EF3, U+2010...U+2027.
+// Cell 6x10, ascent 8, descent 2; 618 glyphs, 10 rows each, bit 15 = leftmost pixel.
+// Glyphs for: U+0020...U+007E, U+00A0...U+017F, U+018F, U+0192, U+01A0...U+01A1, U+01AF...U+01B0, U+01B5...U+01B6, U+01D1...U+01D2, U+01E6...U+01E7, U+01FA...U+01FF, U+0218...U+021B, U+02BC, U+0374...U+0375, U+037A, U+037E, U+0384...U+038A, U+038C, U+038E...U+03A1, U+03A3...U+03CE, U+03D0...U+03D7, U+03DA...U+03E1, U+03F0...U+03F5, U+0401...U+040C, U+040E...U+044F, U+0451...U+045C, U+045E...U+045F, U+0462...U+0463, U+0470...U+0477, U+0490...U+0493, U+0496...U+0497, U+049A...U+049B, U+04AE...U+04B3, U+04BA...U+04BB, U+04D8...U+04D9, U+04E2...U+04E3, U+04E8...U+04E9, U+04EE...U+04EF, U+1E02...U+1E03, U+1E0A...U+1E0B, U+1E1E...U+1E1F, U+1E40...U+1E41, U+1E56...U+1E57, U+1E60...U+1E61, U+1E6A...U+1E6B, U+1E80...U+1E85, U+1EF2...U+1EF3, U+2010...U+2027, U+20A3...U+20A4, U+20A7, U+20AB...U+20AC, U+20AF.
 // 328 more code points are drawn with the glyph of their decomposition's base letter (Unicode 14.0.0).
 
 extension BitmapFont {
     public static let regular = BitmapFont(
-        name: "misc-fixed 6x10", width: 6, height: 10, runs: Self.runs6x10, rows: Self.rows6x10)
+        name: "misc-fixed 6x10", width: 6, height: 10, ascent: 8, runs: Self.runs6x10, rows: Self.rows6x10)
 
     static let runs6x10: [GlyphRun] = [
         GlyphRun(0x0020, 95, 0),
@@ -361,6 +361,10 @@ extension BitmapFont {
         GlyphRun(0x1EF8, 1, 57), // U+1EF8 'Ỹ' -> U+0059 'Y'
         GlyphRun(0x1EF9, 1, 89), // U+1EF9 'ỹ' -> U+0079 'y'
         GlyphRun(0x2010, 24, 588),
+        GlyphRun(0x20A3, 2, 612),
+        GlyphRun(0x20A7, 1, 614),
+        GlyphRun(0x20AB, 2, 615),
+        GlyphRun(0x20AF, 1, 617),
     ]
 
     static let rows6x10: [UInt16] = [
@@ -976,5 +980,11 @@ extension BitmapFont {
         0x0000, 0x0000, 0x0000, 0x0000, 0x0000, 0x0000, 0x0000, 0x8800, 0x0000, 0x0000, // U+2025 '‥'
         0x0000, 0x0000, 0x0000, 0x0000, 0x0000, 0x0000, 0x0000, 0xA800, 0x0000, 0x0000, // U+2026 '…'
         0x0000, 0x0000, 0x0000, 0x0000, 0x3000, 0x0000, 0x0000, 0x0000, 0x0000, 0x0000, // U+2027 '‧'
+        0x0000, 0xF800, 0x8000, 0x8000, 0xE800, 0xB000, 0xA000, 0xA000, 0x0000, 0x0000, // U+20A3 '₣'
+        0x0000, 0x3000, 0x4800, 0xE000, 0x4000, 0xE000, 0x4800, 0xB000, 0x0000, 0x0000, // U+20A4 '₤'
+        0x0000, 0x7000, 0x4800, 0xFC00, 0x4800, 0x7000, 0x4000, 0x4000, 0x0000, 0x0000, // U+20A7 '₧'
+        0x0000, 0x0800, 0x3C00, 0x6800, 0x9800, 0x8800, 0x9800, 0x6800, 0x0000, 0xF800, // U+20AB '₫'
+        0x0000, 0x3000, 0x4800, 0xE000, 0x4000, 0xE000, 0x4800, 0x3000, 0x0000, 0x0000, // U+20AC '€'
+        0x0000, 0x4000, 0x7000, 0xC800, 0x4800, 0x4800, 0xE800, 0xD000, 0x0000, 0x0000, // U+20AF '₯'
     ]
 }

@@ -11,7 +11,9 @@ The Swift files are written next to this script. Python 3 standard library only.
 Every glyph is placed in the cell from its BBX and the font's FONT_ASCENT /
 FONT_DESCENT, so that all glyphs share one baseline.
 
-Which code points: Basic Latin and Latin-1 (every font has all of them), and of
+Which code points: Basic Latin and Latin-1 (every font has all of them), every
+character GSM-7 can carry (an SMS reply is drawn with these fonts; the script stops
+if a font lacks one), and of
 the blocks in EXTRA_BLOCKS whatever each font has: the letters people's names are
 written with in Latin, Greek and Cyrillic script, and the apostrophes, quotes and
 dashes names contain. Combining marks are left out: a cell font cannot overstrike.
@@ -42,6 +44,12 @@ FONTS = [
 # Every font has all of these; the screens' own text is written in them.
 REQUIRED = [(0x0020, 0x007E), (0x00A0, 0x00FF)]
 
+# GSM 03.38's printable characters, default alphabet and extension table: what a contact's
+# phone sends in a plain SMS. Every font must draw every one of them.
+GSM7 = ("@£$¥èéùìòÇØøÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !\"#¤%&'()*+,-./0123456789:;<=>?"
+        "¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà"
+        "^{}\\[~]|€")
+
 # (first, last, block): emitted where the font has a glyph, or a decomposition to one.
 EXTRA_BLOCKS = [
     (0x0100, 0x017F, "Latin Extended-A"),
@@ -55,6 +63,8 @@ EXTRA_BLOCKS = [
     (0x1E00, 0x1EFF, "Latin Extended Additional"),
     # Hyphens, dashes, curly quotes and the ellipsis.
     (0x2010, 0x2027, "General Punctuation (dashes, quotes)"),
+    # The euro sign (GSM-7's extension table) and the other currency signs.
+    (0x20A0, 0x20C0, "Currency Symbols"),
 ]
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -250,6 +260,9 @@ def generate(font_dir, stem, prop, width, height):
         for cp in range(first, last + 1):
             if cp not in glyphs:
                 fail(f"{stem}: no glyph for U+{cp:04X}")
+    for ch in GSM7:
+        if ord(ch) not in glyphs:
+            fail(f"{stem}: no glyph for the GSM-7 character U+{ord(ch):04X}")
 
     wanted = wanted_code_points()
     placed = {cp: place(glyphs[cp], width, height, ascent, dwidth_default)
@@ -307,7 +320,7 @@ def generate(font_dir, stem, prop, width, height):
     out.append("")
     out.append("extension BitmapFont {")
     out.append(f"    public static let {prop} = BitmapFont(")
-    out.append(f'        name: "{name}", width: {width}, height: {height}, '
+    out.append(f'        name: "{name}", width: {width}, height: {height}, ascent: {ascent}, '
                f"runs: Self.runs{stem}, rows: Self.{table})")
     out.append("")
     out.append(f"    static let runs{stem}: [GlyphRun] = [")

@@ -7,9 +7,9 @@ enum AffirmationsScreen {
     static let statusY = 10
     static let hintY = 57
 
-    static func draw(_ state: DeviceState, at now: Instant, into fb: inout Framebuffer) {
+    static func draw(_ state: DeviceState, at now: Instant, fonts: Fonts, into fb: inout Framebuffer) {
         let m = state.mantras
-        MantraView.draw(m.lines, since: state.mantraShownAt, at: now, into: &fb)
+        MantraView.draw(m.lines, fonts: fonts, since: state.mantraShownAt, at: now, into: &fb)
 
         let small = BitmapFont.small
         if !m.isEmpty {
@@ -64,6 +64,7 @@ enum ReminderSummary {
 /// still, centred; a longer mantra waits, scrolls smoothly down to its end at `speed` pixels a
 /// second, waits, and scrolls back, for as long as it is shown. The offset is a function of
 /// the time since the mantra appeared, so the same instant always gives the same picture.
+/// A row with a Unifont glyph or an emoji is taller (see `Paragraph`).
 enum MantraView {
     static let top = 18
     static let height = 36
@@ -71,20 +72,16 @@ enum MantraView {
     static let pause: Int64 = 3_000_000_000
     static let speed: Int64 = 6
 
-    static func draw(_ lines: [String], since: Instant, at now: Instant, into fb: inout Framebuffer) {
-        let font = BitmapFont.regular
-        let total = lines.count * pitch
+    static func paragraph(_ lines: [String], fonts: Fonts, width: Int) -> Paragraph {
+        Paragraph(lines: lines, lettering: fonts.lettering(.regular), width: width, gap: pitch - BitmapFont.regular.height)
+    }
+
+    static func draw(_ lines: [String], fonts: Fonts, since: Instant, at now: Instant, into fb: inout Framebuffer) {
+        let text = paragraph(lines, fonts: fonts, width: fb.width)
+        let total = text.height
         let overflow = max(0, total - height)
         let y0 = overflow > 0 ? top - scrollOffset(overflow: overflow, elapsed: now - since) : top + (height - total) / 2
-        var i = 0
-        while i < lines.count {
-            let y = y0 + i * pitch + 1
-            if y + font.height > top && y < top + height {
-                let l = lines[i]
-                fb.text(l, font: font, x: (fb.width - font.textWidth(l)) / 2, y: y)
-            }
-            i += 1
-        }
+        text.draw(left: 0, top: y0 + 1, centred: true, clipTop: top, clipBottom: top + height, into: &fb)
         // Lines half out of the box are cut at its edges.
         fb.fill(x: 0, y: 9, width: fb.width, height: top - 9, .off)
         fb.fill(x: 0, y: top + height, width: fb.width, height: fb.height - top - height, .off)
@@ -109,8 +106,8 @@ enum MantraView {
 /// The reminder, over whatever page is shown (spec 4.6.1): the current mantra, and how to
 /// close it.
 enum ReminderScreen {
-    static func draw(_ state: DeviceState, at now: Instant, into fb: inout Framebuffer) {
-        MantraView.draw(state.mantras.lines, since: state.reminders.shownSince ?? now, at: now, into: &fb)
+    static func draw(_ state: DeviceState, at now: Instant, fonts: Fonts, into fb: inout Framebuffer) {
+        MantraView.draw(state.mantras.lines, fonts: fonts, since: state.reminders.shownSince ?? now, at: now, into: &fb)
         fb.fill(x: 0, y: 9, width: fb.width, height: 8)
         Screen.centered("A mantra for you", font: .small, y: 10, into: &fb, .off)
         Screen.centered("Any button closes", font: .small, y: 57, into: &fb)
@@ -119,13 +116,16 @@ enum ReminderScreen {
 
 /// Spec 4.3: "Delete this mantra?" after a long SELECT; a second SELECT deletes.
 enum ConfirmDeleteScreen {
-    static func draw(_ state: DeviceState, into fb: inout Framebuffer) {
+    static func draw(_ state: DeviceState, fonts: Fonts, into fb: inout Framebuffer) {
         Screen.centered("Delete this mantra?", font: .regular, y: 11, into: &fb)
-        let lines = state.mantras.lines
-        var i = 0
-        while i < 2 && i < lines.count {
-            Screen.centered(lines[i], font: .regular, y: 24 + i * 11, into: &fb)
-            i += 1
+        // Its first rows, as many as fit above the hints.
+        let text = Paragraph(lines: state.mantras.lines, lettering: fonts.lettering(.regular), width: fb.width, gap: 1)
+        var y = 24
+        for r in text.rows {
+            if y + text.height(r) > 46 { break }
+            fb.row(text.lines[r.line], text.lettering, first: r.first, count: r.count, tall: r.tall,
+                   x: (fb.width - r.width) / 2, y: y)
+            y += text.pitch(r)
         }
         fb.fill(x: 0, y: 48, width: 15, height: 8)
         fb.text("SEL", font: .small, x: 2, y: 49, .off)

@@ -84,7 +84,7 @@ enum PanicScreen {
 
     /// After alerts were asked for: where each one stands (sent, delivered, who replied, who is
     /// being rung), the first reply not yet dismissed, "I'm OK now" and its confirmation.
-    static func drawStatus(_ state: DeviceState, at now: Instant, into fb: inout Framebuffer) {
+    static func drawStatus(_ state: DeviceState, at now: Instant, fonts: Fonts, into fb: inout Framebuffer) {
         let p = state.panic
         let a = p.aftercare
         if a.confirmingAllClear { return drawConfirmAllClear(p, into: &fb) }
@@ -106,7 +106,7 @@ enum PanicScreen {
         }
         fb.horizontalLine(x0: 0, x1: fb.width - 1, y: 18)
         if let reply = a.replies.first {
-            drawReply(reply, more: a.replies.count - 1, into: &fb)
+            drawReply(reply, more: a.replies.count - 1, fonts: fonts, since: a.replyShownSince, at: now, into: &fb)
         } else {
             var row = 0
             for r in rows.prefix(5) {
@@ -141,19 +141,25 @@ enum PanicScreen {
         if p.showsNotice(at: now), let n = p.notice { drawNotice(n, into: &fb) }
     }
 
-    /// "Mum replied:" and the first words of the text.
-    static func drawReply(_ r: ContactReply, more: Int, into fb: inout Framebuffer) {
+    /// Where a reply's text goes: below "Mum replied:", above the hints.
+    static let replyTop = 27, replyBottom = 55
+
+    /// "Mum replied:" and the first words of the text, every character drawn (see `Paragraph`):
+    /// rows taller than the box scroll slowly down and back, as a long mantra does.
+    static func drawReply(_ r: ContactReply, more: Int, fonts: Fonts, since: Instant, at now: Instant,
+                          into fb: inout Framebuffer) {
+        let text = Paragraph(lines: r.lines, lettering: fonts.lettering(.small), width: fb.width - 1, gap: 1)
+        let overflow = max(0, text.height - (replyBottom - replyTop))
+        let top = replyTop - MantraView.scrollOffset(overflow: overflow, elapsed: now - since)
+        text.draw(left: 1, top: top, clipTop: replyTop, clipBottom: replyBottom, into: &fb)
+        // A row scrolled half out is cut at the box's edges (the hints' bar covers the bottom).
+        fb.fill(x: 0, y: 19, width: fb.width, height: replyTop - 19, .off)
         let x = ContactName.draw(r.name, of: .slot(r.slot, r.number), font: .small, x: 1, y: 20, maxCharacters: 18, into: &fb)
         fb.text(" replied:", font: .small, x: x, y: 20)
         if more > 0 {
             var mx = fb.text("+", font: .small, x: fb.width - 28, y: 20)
             mx = fb.number(Int64(more), font: .small, x: mx, y: 20)
             fb.text(" more", font: .small, x: mx, y: 20)
-        }
-        var y = 27
-        for line in r.lines {
-            fb.text(line, font: .small, x: 1, y: y, maxCharacters: ContactReply.columns)
-            y += 7
         }
     }
 

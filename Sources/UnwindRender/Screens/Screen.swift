@@ -9,7 +9,9 @@ public enum Screen {
     static let helpLines = 7
     static let contentTop = 10
 
-    public static func render(_ state: DeviceState, at now: Instant, into fb: inout Framebuffer) {
+    /// - Parameter fonts: what a contact's reply and a mantra fall back to for the characters the
+    ///   built-in fonts lack (Unifont, read by the device's edge at start-up).
+    public static func render(_ state: DeviceState, at now: Instant, fonts: Fonts = .builtIn, into fb: inout Framebuffer) {
         fb.clear()
         // Asleep: a dark frame (the panel is also switched off when the edge can).
         if state.display.asleep { return }
@@ -22,7 +24,7 @@ public enum Screen {
         if state.checkIn.showing {
             DailyCheckInScreen.draw(state.checkIn, into: &fb)
         } else if state.reminders.isShowing {
-            ReminderScreen.draw(state, at: now, into: &fb)
+            ReminderScreen.draw(state, at: now, fonts: fonts, into: &fb)
         } else if let notice = state.setupNotice {
             drawHelp(notice, scroll: 0, into: &fb)
         } else {
@@ -30,15 +32,15 @@ public enum Screen {
             case .help(let scroll): drawHelp(state.help.lines(for: state.page), scroll: scroll, into: &fb)
             case .stats: StatsScreen.draw(state.breathing, into: &fb)
             case .reminderSettings(let editor): ReminderSettingsScreen.draw(editor, into: &fb)
-            case .confirmDelete: ConfirmDeleteScreen.draw(state, into: &fb)
-            case .alertStatus: PanicScreen.drawStatus(state, at: now, into: &fb)
+            case .confirmDelete: ConfirmDeleteScreen.draw(state, fonts: fonts, into: &fb)
+            case .alertStatus: PanicScreen.drawStatus(state, at: now, fonts: fonts, into: &fb)
             case .counsellingCode: PanicScreen.drawCounselling(state, into: &fb)
             case .rating(let question): RatingScreen.draw(question, into: &fb)
             case .none:
                 switch state.page {
                 case .breathing: BreathingScreen.draw(state, at: now, into: &fb)
                 case .grounding: GroundingScreen.draw(state.grounding, into: &fb)
-                case .affirmations: AffirmationsScreen.draw(state, at: now, into: &fb)
+                case .affirmations: AffirmationsScreen.draw(state, at: now, fonts: fonts, into: &fb)
                 case .panic: PanicScreen.draw(state, at: now, into: &fb)
                 }
             }

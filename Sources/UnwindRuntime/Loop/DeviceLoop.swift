@@ -32,6 +32,8 @@ public final class DeviceLoop {
     public private(set) var core: DeviceCore
     public internal(set) var statistics = LoopStatistics()
     public private(set) var framebuffer: Framebuffer
+    /// What the screen draws with (Unifont, when the system has it).
+    public let fonts: Fonts
 
     let clock: DeviceClock
     let waiter: LoopWaiter
@@ -78,12 +80,14 @@ public final class DeviceLoop {
     ///   - control: the control socket the maintainer's commands talk to (none: they cannot).
     ///     Serviced on every pass without blocking; see `ControlServer`.
     ///   - participants: anything else to wake for and service each pass (after the others).
+    ///   - fonts: what the screen draws a reply's or a mantra's other scripts with (Unifont).
     public init(core: DeviceCore, clock: DeviceClock, waiter: LoopWaiter, buttons: ButtonLines,
                 motor: MotorLine, presenter: FramePresenter, persistence: StatePersistence,
                 buttonTiming: ButtonClassifier.Timing = .init(), display: (width: Int, height: Int) = (128, 64),
                 logger: Logger, alarm: WallClockAlarm? = nil, displayControl: DisplayControl? = nil,
                 camera: GroundingCamera? = nil, alerts: AlertLink? = nil, control: ControlServer? = nil,
-                participants extra: [LoopParticipant] = []) {
+                participants extra: [LoopParticipant] = [], fonts: Fonts = .builtIn) {
+        self.fonts = fonts
         self.core = core
         self.clock = clock
         self.waiter = waiter
@@ -170,7 +174,7 @@ public final class DeviceLoop {
             perform()
             now = clock.now()
             applyMotor(now.instant)
-            Screen.render(core.state, at: now.instant, into: &framebuffer)
+            Screen.render(core.state, at: now.instant, fonts: fonts, into: &framebuffer)
             presenter.present(framebuffer, at: now.instant)
             statistics.framesRendered += 1
             watchHealth(at: now)
