@@ -288,8 +288,17 @@ public final class GSMModem {
     /// Every message not yet sent, then the recently finished ones (as their status reports
     /// left them), then those a previous run sent that still wait for reports.
     public var messages: [MessageStatus] {
-        var out = delivery.messages.map { reports.message($0.id) ?? $0 }
-        for m in reports.messages where !out.contains(where: { $0.id == m.id }) { out.append(m) }
+        // By identifier, not by search: the outbox may hold hundreds after a long outage.
+        var reported: [MessageID: MessageStatus] = [:]
+        for m in reports.settled { reported[m.id] = m }  // the last settled wins, as `message` has it
+        for m in reports.messages { reported[m.id] = m }  // still awaiting a report: before settled
+        var shown = Set<MessageID>()
+        var out: [MessageStatus] = []
+        for m in delivery.messages {
+            out.append(reported[m.id] ?? m)
+            shown.insert(m.id)
+        }
+        for m in reports.messages where shown.insert(m.id).inserted { out.append(m) }
         return out
     }
 

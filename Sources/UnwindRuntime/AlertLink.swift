@@ -86,6 +86,9 @@ public final class ModemAlertLink: AlertLink {
     private var firstStep = true
     private var callActive = false
     private var signal: Int??
+    /// When the messages were last looked at, and whether something asked since (a send).
+    private var lastLook: Instant?
+    private var lookAgain = true
 
     public init(modem: GSMModem) {
         self.modem = modem
@@ -126,10 +129,12 @@ public final class ModemAlertLink: AlertLink {
             let id = modem.send(r.alert, slot: r.slot + 1, purpose: r.purpose, at: now)
             tracked.append(Followed(id: id, slot: r.slot, purpose: r.purpose, reported: nil))
         }
+        lookAgain = true
     }
 
     public func sendText(_ text: DeviceText, at now: Moment) {
         texts.append((modem.sendNotice(text.message, at: now), text.token))
+        lookAgain = true
     }
 
     public func dial(_ number: PhoneNumber, at now: Moment) { modem.dial(number, at: now.instant) }
@@ -140,6 +145,7 @@ public final class ModemAlertLink: AlertLink {
     public func cancelAlerts(_ slots: [Int]) {
         // Alerts only: a follow-up or the monthly test to the same slot goes on.
         for t in tracked where slots.contains(t.slot) && (t.purpose == .panic || t.purpose == .checkIn) { modem.cancel(t.id) }
+        lookAgain = true
     }
 
     public func step(at now: Moment, into updates: inout [AlertLinkUpdate]) {
@@ -154,6 +160,7 @@ public final class ModemAlertLink: AlertLink {
             for r in modem.unseenReplies { updates.append(.reply(r)) }
         }
         modem.step(at: now)
+        var messagesChanged = lookAgain
         for event in modem.takeEvents() {
             switch event {
             case .callChanged(let c):
@@ -167,8 +174,8 @@ public final class ModemAlertLink: AlertLink {
                 updates.append(.reply(r))
             case .readiness(let r, _):
                 updates.append(.readiness(r))
-            default:
-                break
+            case .statusChanged, .messageSent, .messageRetrying, .messageFailed, .messageDelivered:
+                messagesChanged = true
             }
         }
         let rssi = modem.status.signal?.rssi
@@ -176,15 +183,23 @@ public final class ModemAlertLink: AlertLink {
             signal = .some(rssi)
             updates.append(.signal(rssi))
         }
+        // The messages are looked at when the modem says one changed (and once a second all the
+        // same): with hundreds in the outbox, a look on every pass would cost the loop its frames.
+        if !messagesChanged, let last = lastLook, now.instant - last < .seconds(1) { return }
+        lastLook = now.instant
+        lookAgain = false
+        var statuses: [MessageID: MessageStatus] = [:]
+        for m in modem.messages where statuses[m.id] == nil { statuses[m.id] = m }
         texts.removeAll { t in
-            guard let outcome = modem.message(t.id).flatMap(Self.textOutcome) else { return false }
+            guard let outcome = (statuses[t.id] ?? modem.message(t.id)).flatMap(Self.textOutcome) else { return false }
             updates.append(.textOutcome(token: t.token, outcome))
             return true
         }
         var i = 0
         while i < tracked.count {
             let t = tracked[i]
-            let status = modem.message(t.id)
+            // A message settled since (delivered, failed) has left the list; it is asked for.
+            let status = statuses[t.id] ?? modem.message(t.id)
             let delivery = status.map { Self.delivery($0.state) } ?? .sent
             if t.purpose.isAlert, !t.toldReached, status?.mayHaveReached == true {
                 tracked[i].toldReached = true
