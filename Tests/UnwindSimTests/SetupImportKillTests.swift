@@ -49,9 +49,11 @@ struct SetupImportKillTests {
         }
     }
 
+    /// The state directory is the service user's, as on the device; the import runs as root.
     static func card(_ text: String) throws -> SetupImportTests.Card {
         let card = SetupImportTests.Card(setup: Array(text.utf8))
         try writeOld(state: card.state, system: card.system)
+        try require(lchownTree(card.state, 65534, 65534))
         return card
     }
 
@@ -114,6 +116,8 @@ struct SetupImportKillTests {
             #expect(old[key] != new[key], "the import does not change \(key)")
         }
         #expect(new["alert04.txt"] == old["alert04.txt"])
+        var info = stat()
+        #expect(lstat(reference.state + "/alert01.txt", &info) == 0 && info.st_uid == 65534, "the new slot is not the service user's")
 
         var killed = 0, rolledForward = 0, mixes: [String] = [], failedAgain: [String] = []
         func check(_ card: SetupImportTests.Card, _ what: String, wasKilled: Bool) throws {

@@ -219,8 +219,9 @@ public final class DirectoryStore: ListableStore {
             }
             if !outside.isEmpty {
                 step("outside")
+                // This user's, as the staging directory: only this user may act on the list.
                 _ = try writeTemporary(OutsideFile.manifest(staged, outside), for: Self.outsideManifest, in: stagingFD, stagingPath,
-                                       named: Self.outsideManifest)
+                                       named: Self.outsideManifest, ownersFile: false)
                 try systemCall("fsync directory", stagingPath) { fsync(stagingFD) }
                 for (o, path) in zip(outside, staged) {
                     step("stage \(o.path)")
@@ -328,7 +329,7 @@ public final class DirectoryStore: ListableStore {
     /// the card (fsynced) and closed; returns its name. `named`: that exact name (O_EXCL), not a
     /// fresh temporary one.
     func writeTemporary(_ bytes: [UInt8], for name: String, in dirFD: Int32, _ dirPath: FilePath,
-                                named: String? = nil) throws(StoreError) -> String {
+                                named: String? = nil, ownersFile: Bool = true) throws(StoreError) -> String {
         var attempts = 0
         var temporary: String
         var raw: Int32
@@ -349,7 +350,7 @@ public final class DirectoryStore: ListableStore {
         let path = dirPath.appending(temporary)
         do throws(StoreError) {
             try writeAll(bytes, to: fd, path)
-            if let owner {
+            if let owner, ownersFile {
                 try systemCall("fchown", path) { fchown(raw, owner.uid, owner.gid) }
             }
             try systemCall("fsync", path) { fsync(raw) }
