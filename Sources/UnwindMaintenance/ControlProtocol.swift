@@ -101,6 +101,25 @@ public enum ControlRequest: Codable, Equatable, Sendable {
     /// One of the maintainer's own breathing patterns: a name and `--pattern`'s words.
     case addPattern(name: String, pattern: String)
     case removePattern(name: String)
+
+    /// `unwind setup import`: the setup file's contacts and what the screen says of the import,
+    /// as one change (all of them saved, or none).
+    case importSetup(alerts: [ImportedAlert], screen: [String])
+}
+
+/// One contact of a setup file, for its slot.
+public struct ImportedAlert: Codable, Equatable, Sendable {
+    public var slot: Int
+    public var name: String
+    public var number: String
+    public var message: String
+
+    public init(slot: Int, name: String, number: String, message: String) {
+        self.slot = slot
+        self.name = name
+        self.number = number
+        self.message = message
+    }
 }
 
 /// The answer: `code` 0 (done), 1 (could not be done) or 2 (bad input), with one line of

@@ -111,6 +111,29 @@ public enum MaintenanceEdits {
         return s
     }
 
+    // MARK: Setup import
+
+    /// The files a setup import replaces as one change — the contacts' slots and the screen's
+    /// result (`setupResult.txt`) — each alert checked as the device saves it.
+    public static func setupImport(_ alerts: [ImportedAlert], screen: [String]) throws(ControlFailure)
+        -> (alerts: [(slot: Int, alert: AlertSlot)], files: [(name: String, bytes: [UInt8])]) {
+        var checked: [(slot: Int, alert: AlertSlot)] = []
+        for a in alerts {
+            _ = try slotIndex(a.slot)
+            do { checked.append((a.slot, try AlertSlot(name: a.name, number: a.number, message: a.message))) } catch {
+                throw .input("contact \(a.slot): \(error.description)")
+            }
+        }
+        let files = checked.map { (name: AlertSlotFile.name(slot: $0.slot), bytes: Array(AlertSlotFile.format($0.alert).utf8)) }
+            + [(name: SetupResultFile.name, bytes: Array(SetupResultFile.format(screen).utf8))]
+        return (checked, files)
+    }
+
+    public static func importedMessage(_ alerts: [(slot: Int, alert: AlertSlot)]) -> String {
+        alerts.isEmpty ? "the setup's result saved for the screen"
+            : "slot\(alerts.count == 1 ? "" : "s") \(alerts.map { "\($0.slot)" }.joined(separator: ", ")) and the setup's result for the screen saved as one change"
+    }
+
     // MARK: Restore
 
     /// The state an archive holds, every file parsed by the parser the device loads it with.

@@ -28,7 +28,9 @@ public final class StatePersistence: @unchecked Sendable {
     /// Writes asked for so far (the loop's thread only): barriers are counted in it.
     public private(set) var writesAsked: UInt64 = 0
     /// The latest failed writes: (number of the write, what failed).
-    private let failures = WriteFailures()
+    private let failures = WriteNotes()
+    /// What the latest writes kept aside before replacing it: (number of the write, where it went).
+    private let keptAside = WriteNotes()
     /// The last write failed on the card itself (full, read-only, an I/O error): the
     /// maintainer may be texted about it. Set by the writer, read by the loop.
     private let cardFailing = Atomic<Bool>(false)
@@ -254,6 +256,18 @@ public final class StatePersistence: @unchecked Sendable {
             defer { held?.release() }
             pending.lockIsBusy = false
             do {
+                // What is under the names that the device could not use is kept, never written over.
+                let kept: [String]
+                do { kept = try StateFileCheck.keepAside(write.files, in: store) } catch {
+                    logger.error("not saving \(write.names): \(error.message)")
+                    failures.record(number, "not saved: \(error.message)")
+                    pending.done(write, number)
+                    return
+                }
+                for line in kept {
+                    logger.error("\(line)")
+                    keptAside.record(number, line)
+                }
                 switch write {
                 case .one(let name, let bytes): try store.replace(name, with: bytes)
                 case .all(let files): try store.replaceAll(files)
@@ -295,7 +309,7 @@ public final class StatePersistence: @unchecked Sendable {
     /// Done once every write asked for so far is on the card; `failure` then says whether one
     /// asked for after write number `after` failed. The loop polls it: nothing waits.
     public func barrier(after: UInt64) -> WriteBarrier {
-        let barrier = WriteBarrier(after: after, upTo: writesAsked, failures: failures)
+        let barrier = WriteBarrier(after: after, upTo: writesAsked, failures: failures, keptAside: keptAside)
         if let queue { queue.async { barrier.finish() } } else { barrier.finish() }
         return barrier
     }
@@ -315,114 +329,5 @@ public final class StatePersistence: @unchecked Sendable {
         }
         if let queue { queue.sync(execute: work) } else { work() }
         for name in pending.names { logger.critical("\(name) could not be saved before quitting") }
-    }
-}
-
-/// The point in the writer's queue after which a maintainer's change is on the card.
-public final class WriteBarrier: Sendable {
-    let after: UInt64
-    let upTo: UInt64
-    let failures: WriteFailures
-    private let done = Atomic<Bool>(false)
-
-    init(after: UInt64, upTo: UInt64, failures: WriteFailures) {
-        self.after = after
-        self.upTo = upTo
-        self.failures = failures
-    }
-
-    func finish() { done.store(true, ordering: .releasing) }
-
-    public var isDone: Bool { done.load(ordering: .acquiring) }
-
-    /// The first failed write between the change and the barrier.
-    public var failure: String? {
-        failures.first(after: after, upTo: upTo)
-    }
-}
-
-/// The latest failed writes, numbered, shared with the writer queue.
-final class WriteFailures: Sendable {
-    private let list = Mutex<[(UInt64, String)]>([])
-
-    func record(_ number: UInt64, _ what: String) {
-        list.withLock { f in
-            f.append((number, what))
-            if f.count > 16 { f.removeFirst(f.count - 16) }
-        }
-    }
-
-    func first(after: UInt64, upTo: UInt64) -> String? {
-        list.withLock { f in f.first { $0.0 > after && $0.0 <= upTo }?.1 }
-    }
-}
-
-/// Writes kept because the state lock could not be had: the newest bytes of each file (an older
-/// write of a file is dropped once a newer one is kept or done). Shared with the writer queue.
-final class PendingWrites: Sendable {
-    enum Write: Sendable {
-        case one(String, [UInt8])
-        case all([(name: String, bytes: [UInt8])])
-
-        var names: String {
-            switch self {
-            case .one(let name, _): name
-            case .all(let files): files.map(\.name).joined(separator: ", ")
-            }
-        }
-    }
-
-    private struct State {
-        var writes: [(number: UInt64, write: Write)] = []
-        var retryScheduled = false
-        /// Set when a wait for the lock just timed out: the next writes in the queue go
-        /// straight to `writes` instead of each waiting again.
-        var lockIsBusy = false
-    }
-    private let state = Mutex(State())
-
-    var lockIsBusy: Bool {
-        get { state.withLock { $0.lockIsBusy } }
-        set { state.withLock { $0.lockIsBusy = newValue } }
-    }
-
-    /// Keeps `write`; false when it was already kept (a retry that failed again: said once).
-    func keep(_ write: Write, _ number: UInt64) -> Bool {
-        state.withLock { s in
-            if s.writes.contains(where: { $0.number == number }) { return false }
-            s.writes.append((number, write))
-            return true
-        }
-    }
-
-    /// A write reached the card: older kept writes of the same files are no longer wanted.
-    func done(_ write: Write, _ number: UInt64) {
-        let names = Set(Self.files(write))
-        state.withLock { s in
-            s.writes.removeAll { $0.number <= number && Set(Self.files($0.write)).isSubset(of: names) }
-        }
-    }
-
-    func snapshot() -> [(UInt64, Write)] {
-        state.withLock { s in s.writes.map { ($0.number, $0.write) } }
-    }
-
-    func claimRetry() -> Bool {
-        state.withLock { s in
-            if s.retryScheduled { return false }
-            s.retryScheduled = true
-            return true
-        }
-    }
-
-    func retryDone() { state.withLock { $0.retryScheduled = false } }
-
-    var names: [String] { state.withLock { $0.writes.map(\.write.names) } }
-
-    private static func files(_ w: Write) -> [String] {
-        switch w {
-        case .one(let name, _): [name]
-        case .all(let files): files.map(\.name)
-        }
     }
 }

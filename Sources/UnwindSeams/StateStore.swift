@@ -18,6 +18,13 @@ public protocol StateStore: AnyObject, Sendable {
     func quarantine(_ name: String, suffix: String) throws(StoreError) -> String
     /// What opening the store found and could not repair, for the log.
     var recoveryProblems: [String] { get }
+    /// The service user (the directory's owner) when the file's mode keeps it out while this
+    /// process, root, could read it; nil when it can read it, or nothing is there.
+    func serviceUserCannotRead(_ name: String) -> UInt32?
+}
+
+extension StateStore {
+    public func serviceUserCannotRead(_ name: String) -> UInt32? { nil }
 }
 
 /// A directory whose files the writer names and counts itself (the outbox: one file per
@@ -69,6 +76,7 @@ public final class MemoryStore: ListableStore {
         return moved
     }
     public var recoveryProblems: [String] { [] }
+    public func serviceUserCannotRead(_ name: String) -> UInt32? { nil }
     public func names() throws(StoreError) -> [String] { files.withLock { Array($0.keys) }.filter { !$0.hasPrefix(".") } }
     public func remove(_ name: String) throws(StoreError) { _ = files.withLock { $0.removeValue(forKey: name) } }
 }

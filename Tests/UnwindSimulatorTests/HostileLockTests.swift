@@ -67,11 +67,13 @@ struct HostileLockTests {
         rig.shutdown()
     }
 
-    /// A write that fails (a directory planted where the slot file goes) is said as it is: the
-    /// device uses the new contact now, the card does not have it.
-    @Test func aFailedSaveSaysTheDeviceUsesTheChangeButTheCardDoesNot() throws {
+    /// A write that fails (the state directory made immutable: nothing can be renamed into it)
+    /// is said as it is: the device uses the new contact now, the card does not have it.
+    @Test(.enabled(if: KeptBeforeReplacedTests.canMakeImmutable, "the file system here has no immutable files"))
+    func aFailedSaveSaysTheDeviceUsesTheChangeButTheCardDoesNot() throws {
         let rig = try MaintenanceRig()
-        try FileManager.default.createDirectory(atPath: rig.directory + "/alert03.txt", withIntermediateDirectories: false)
+        try require(KeptBeforeReplacedTests.runTool("/usr/bin/chattr", ["+i", rig.directory]))
+        defer { _ = KeptBeforeReplacedTests.runTool("/usr/bin/chattr", ["-i", rig.directory]) }
         let r = rig.unwind(["alerts", "set", "3", "--name", "Carol", "--number", "+15550100", "--message", "Please call."])
         #expect(r.status == 1, "\(r)")
         #expect(r.stderr.contains("the device uses the change now, but it is not on the card"), "\(r)")

@@ -41,6 +41,7 @@ extension DirectoryStore {
     /// Safe to run again after a kill: a file already moved is simply no longer staged.
     func finishCommitted(_ staging: String, stagingFD: Int32) throws(StoreError) {
         let stagingPath = root.appending(staging)
+        try renameOutside(stagingFD, stagingPath)
         for name in try Self.entries(of: stagingFD, stagingPath) where Self.isPlainName(name) {
             step("rename \(name)")
             try systemCall("rename", stagingPath.appending(name)) {
@@ -57,6 +58,7 @@ extension DirectoryStore {
     /// Everything in a staging directory removed, then the directory (errors ignored: a
     /// leftover is finished or discarded again by the next store).
     static func discard(_ staging: String, stagingFD: Int32, in directoryFD: Int32) {
+        discardOutside(stagingFD, FilePath(staging))
         for name in (try? entries(of: stagingFD, FilePath(staging))) ?? [] where name != "." && name != ".." {
             _ = unlinkat(stagingFD, name, 0)
         }
@@ -75,6 +77,12 @@ extension DirectoryStore {
                     continue  // not ours (a link, a file): left alone
                 }
                 defer { close(fd) }
+                guard Self.mayFinish(fd) else {
+                    let aside = entry + ".unfinished"
+                    _ = renameat(directoryFD, entry, directoryFD, aside)
+                    problems.withLock { $0.append("a change that also replaces files outside \(directory) was left by another user; set aside as \(aside), untouched: the state files are as they were found") }
+                    continue
+                }
                 var info = stat()
                 guard fstatat(fd, Self.commitMarker, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
                     Self.discard(entry, stagingFD: fd, in: directoryFD)

@@ -29,7 +29,8 @@ import Darwin
 /// `replaceAll` changes several files as one (a restore): it stages them in `.txn-<pid>-<counter>/`
 /// and commits by creating `.commit` there; the next `DirectoryStore` on the directory finishes a
 /// committed transaction whose writer died, or throws an uncommitted one away. Either the whole
-/// old or the whole new set of files, whatever step a kill lands on.
+/// old or the whole new set of files, whatever step a kill lands on. Files outside the directory
+/// can join the change (`OutsideFile`).
 ///
 /// A system call a signal interrupts (EINTR) is called again (`valueOrErrno`, or swift-system's
 /// own rule for the calls it wraps), except `close`, which on Linux releases the descriptor even
@@ -51,7 +52,7 @@ public final class DirectoryStore: ListableStore {
     public let maximumFileSize: Int
     let root: FilePath
     let directoryFD: Int32
-    private let owner: (uid: uid_t, gid: gid_t)?
+    let owner: (uid: uid_t, gid: gid_t)?
     /// Called with a step's name before each step of `replaceAll` and of its recovery: how the
     /// tests kill a writer at every step.
     private let transactionStep: (@Sendable (String) -> Void)?
@@ -60,8 +61,9 @@ public final class DirectoryStore: ListableStore {
     /// Process-wide, so two stores on the same directory in one process never pick the same
     /// temporary name.
     private static let temporaryCounter = Mutex<UInt64>(0)
-    /// A dot-name, so it is never taken for a staged state file.
+    /// Dot-names, so they are never taken for staged state files.
     static let commitMarker = ".commit"
+    static let outsideManifest = ".outside"
 
     /// Opens the store, creating `directory` (one level, mode 0750 before the umask) if it is
     /// missing, finishes or rolls back a transaction a killed writer left, and removes temporary
@@ -184,12 +186,21 @@ public final class DirectoryStore: ListableStore {
     /// each file `renameat` onto its name; `fsync` the directory; `.commit` and the staging
     /// directory removed.
     public func replaceAll(_ files: [(name: String, bytes: [UInt8])]) throws(StoreError) {
+        try replaceAll(files, outside: [])
+    }
+
+    /// `replaceAll`, with files outside the directory in the same change (`OutsideFile`): each
+    /// is staged beside its target before the commit and renamed onto it first when the
+    /// transaction is finished, by this writer or by the next store opened by the same user.
+    public func replaceAll(_ files: [(name: String, bytes: [UInt8])], outside: [OutsideFile]) throws(StoreError) {
         for f in files {
             let path = try path(of: f.name, for: "replace")
             try checkSize(f.bytes, path)
         }
-        let staging = ".txn-\(getpid())-\(Self.nextCounter())"
+        let counter = Self.nextCounter()
+        let staging = ".txn-\(getpid())-\(counter)"
         let stagingPath = root.appending(staging)
+        let staged = try outside.map { o throws(StoreError) in try o.staged(as: "\(getpid())-\(counter)") }
         step("stage")
         try systemCall("mkdir", stagingPath) { mkdirat(directoryFD, staging, 0o700) }
         let stagingFD: Int32
@@ -201,9 +212,21 @@ public final class DirectoryStore: ListableStore {
         }
         defer { close(stagingFD) }
         do throws(StoreError) {
-            // A root command killed mid-way must leave a staging directory the daemon can finish.
-            if let owner {
+            // A root command killed mid-way must leave a staging directory the daemon can
+            // finish; one with files outside stays this user's, for this user alone to finish.
+            if let owner, outside.isEmpty {
                 try systemCall("fchown", stagingPath) { fchown(stagingFD, owner.uid, owner.gid) }
+            }
+            if !outside.isEmpty {
+                step("outside")
+                // This user's, as the staging directory: only this user may act on the list.
+                _ = try writeTemporary(OutsideFile.manifest(staged, outside), for: Self.outsideManifest, in: stagingFD, stagingPath,
+                                       named: Self.outsideManifest, ownersFile: false)
+                try systemCall("fsync directory", stagingPath) { fsync(stagingFD) }
+                for (o, path) in zip(outside, staged) {
+                    step("stage \(o.path)")
+                    try o.write(to: path)
+                }
             }
             for f in files {
                 step("write \(f.name)")
@@ -276,29 +299,7 @@ public final class DirectoryStore: ListableStore {
         !name.isEmpty && !name.hasPrefix(".") && !name.contains("/") && !name.utf8.contains(0)
     }
 
-    /// A store on the directory `name` in this one (a maintainer's restore of `replies/`),
-    /// made (mode 0750) when missing and then given this store's owner, so a root command never
-    /// leaves a directory the service user cannot write (the device would set it aside). A link
-    /// or anything else under the name is refused (`openat` with O_NOFOLLOW|O_DIRECTORY).
-    ///
-    /// C calls: `mkdirat`; `openat` (O_RDONLY|O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC), `fchown` when it
-    /// was made here, `fsync` on this directory, `close`; then a new store on its path.
-    public func subdirectory(_ name: String, maximumFileSize: Int) throws(StoreError) -> DirectoryStore {
-        let path = try path(of: name, for: "open directory")
-        let made = mkdirat(directoryFD, name, 0o750) == 0
-        let e = errno
-        if !made && e != EEXIST { throw storeError("mkdir", path, Errno(rawValue: e)) }
-        let fd = try systemCall("open directory", path) { openat(directoryFD, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
-        defer { close(fd) }
-        if made {
-            if let owner { _ = try systemCall("fchown", path) { fchown(fd, owner.uid, owner.gid) } }
-            _ = try systemCall("fsync directory", root) { fsync(directoryFD) }
-        }
-        return try DirectoryStore(directory: directory + "/" + name, maximumFileSize: maximumFileSize,
-                                  ownership: owner == nil ? .process : .directoryOwner)
-    }
-
-    private func path(of name: String, for operation: String) throws(StoreError) -> FilePath {
+    func path(of name: String, for operation: String) throws(StoreError) -> FilePath {
         guard Self.isPlainName(name) else {
             throw StoreError(operation: operation, path: name, errno: EINVAL,
                              message: "\(String(reflecting: name)) is not a plain file name")
@@ -306,7 +307,7 @@ public final class DirectoryStore: ListableStore {
         return root.appending(name)
     }
 
-    private static func nextCounter() -> UInt64 {
+    static func nextCounter() -> UInt64 {
         temporaryCounter.withLock { value in
             defer { value &+= 1 }
             return value
@@ -327,8 +328,8 @@ public final class DirectoryStore: ListableStore {
     /// Creates a new file in `directoryFD` holding `bytes`, owned as this store's files are, on
     /// the card (fsynced) and closed; returns its name. `named`: that exact name (O_EXCL), not a
     /// fresh temporary one.
-    private func writeTemporary(_ bytes: [UInt8], for name: String, in dirFD: Int32, _ dirPath: FilePath,
-                                named: String? = nil) throws(StoreError) -> String {
+    func writeTemporary(_ bytes: [UInt8], for name: String, in dirFD: Int32, _ dirPath: FilePath,
+                                named: String? = nil, ownersFile: Bool = true) throws(StoreError) -> String {
         var attempts = 0
         var temporary: String
         var raw: Int32
@@ -349,7 +350,7 @@ public final class DirectoryStore: ListableStore {
         let path = dirPath.appending(temporary)
         do throws(StoreError) {
             try writeAll(bytes, to: fd, path)
-            if let owner {
+            if let owner, ownersFile {
                 try systemCall("fchown", path) { fchown(raw, owner.uid, owner.gid) }
             }
             try systemCall("fsync", path) { fsync(raw) }
@@ -395,7 +396,7 @@ public final class DirectoryStore: ListableStore {
     }
 
     /// `fstatat` without following: true when something exists under `name`, false on ENOENT.
-    private func exists(_ name: String) throws(StoreError) -> Bool {
+    func exists(_ name: String) throws(StoreError) -> Bool {
         var info = stat()
         do {
             _ = try valueOrErrno { fstatat(directoryFD, name, &info, AT_SYMLINK_NOFOLLOW) }
@@ -428,50 +429,5 @@ public final class DirectoryStore: ListableStore {
         let fd = try systemCall("open directory", parent) { open(parent.string, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         defer { close(fd) }
         try systemCall("fsync directory", parent) { fsync(fd) }
-    }
-}
-
-// MARK: - Errors
-
-func storeError(_ operation: String, _ path: FilePath, _ code: Errno,
-                _ detail: String? = nil) -> StoreError {
-    StoreError(operation: operation, path: path.string, errno: code.rawValue,
-               message: detail.map { "\(code.description): \($0)" } ?? code.description)
-}
-
-/// swift-system throws untyped errors that are always `Errno`; anything else becomes EIO.
-private func errnoResult<R>(_ body: () throws -> R) -> Result<R, Errno> {
-    do {
-        return .success(try body())
-    } catch let code as Errno {
-        return .failure(code)
-    } catch {
-        return .failure(.ioError)
-    }
-}
-
-private func check<R>(_ operation: String, _ path: FilePath,
-                      _ body: () throws -> R) throws(StoreError) -> R {
-    switch errnoResult(body) {
-    case .success(let value): return value
-    case .failure(let code): throw storeError(operation, path, code)
-    }
-}
-
-/// A C call swift-system does not wrap (`operation` names it), called again on EINTR
-/// (`valueOrErrno`); its other failures as the store's error.
-@discardableResult
-func systemCall(_ operation: String, _ path: FilePath, _ call: () -> Int32) throws(StoreError) -> Int32 {
-    do {
-        return try valueOrErrno(call)
-    } catch {
-        throw storeError(operation, path, error)
-    }
-}
-
-extension DirectoryStore {
-    /// The outbox's directory: one small file per message (64 KiB is far beyond any alert).
-    public static func outbox(at directory: String) throws(StoreError) -> DirectoryStore {
-        try DirectoryStore(directory: directory, maximumFileSize: 64 * 1024)
     }
 }

@@ -25,12 +25,16 @@ extension Inbox {
         public var unchanged = 0
         /// The backup's replies left out for want of room.
         public var leftOut = 0
+        /// What was under a reply's name that the inbox could not read, kept aside before the
+        /// reply was written there (`StateStore.keepAside`).
+        public var keptAside: [String] = []
 
         public var description: String {
             var s = "\(added.count) repl\(added.count == 1 ? "y" : "ies") added"
             if !markedSeen.isEmpty { s += ", \(markedSeen.count) marked seen" }
             if unchanged > 0 { s += ", \(unchanged) already here" }
             if leftOut > 0 { s += ", \(leftOut) of the oldest left out (the inbox keeps \(Inbox.maximumReplies))" }
+            for k in keptAside { s += "; \(k)" }
             return s
         }
     }
@@ -61,14 +65,24 @@ extension Inbox {
         return m
     }
 
-    /// Takes a backup's replies in by the rule above, each file replaced atomically. A reply
-    /// the card refused is not in memory either; what was written before it stays (the merge is
-    /// a union: running the restore again finishes it).
+    /// Takes a backup's replies in by the rule above, each file replaced atomically. Whatever
+    /// is under a reply's name that the inbox could not read (a FIFO, a huge file, bytes that
+    /// do not parse) is kept aside first, never written over. A reply the card refused is not
+    /// in memory either; what was written before it stays (the merge is a union: running the
+    /// restore again finishes it).
     @discardableResult
-    public func adopt(_ backup: [StoredReply]) throws(StoreError) -> Merge {
-        let m = Self.merge(own: replies, backup: backup)
+    public func adopt(_ backup: [StoredReply], now: WallTime) throws(InboxAdoptFailure) -> Merge {
+        var m = Self.merge(own: replies, backup: backup)
         for r in m.markedSeen + m.added {
-            try storage.replace(r.id + Self.replyExtension, with: Array(Self.format(r).utf8))
+            let name = r.id + Self.replyExtension
+            do {
+                if let kept = try storage.keepAside(name, suffix: "\(now.secondsSinceEpoch)", problem: { bytes in
+                    (try? Self.parseReply(bytes, id: r.id)) == nil ? "not a valid reply" : nil
+                }) { m.keptAside.append(kept) }
+            } catch {
+                throw .cannotKeep(error)
+            }
+            do { try storage.replace(name, with: Array(Self.format(r).utf8)) } catch { throw .store(error) }
             if let k = replies.firstIndex(where: { $0.id == r.id }) { replies[k] = r } else { replies.append(r) }
         }
         replies.sort { ($0.sequence, $0.id) < ($1.sequence, $1.id) }
@@ -83,4 +97,18 @@ extension Inbox {
 
     /// The largest reply file the inbox reads.
     public static let maximumReplyFile = maximumText + 1024
+}
+
+/// Why a restore's replies were not all taken in.
+public enum InboxAdoptFailure: Error, CustomStringConvertible {
+    /// A file under a reply's name could not be kept aside: it is left as it is.
+    case cannotKeep(KeepAsideFailure)
+    case store(StoreError)
+
+    public var description: String {
+        switch self {
+        case .cannotKeep(let f): "\(f)"
+        case .store(let e): "\(e)"
+        }
+    }
 }

@@ -68,6 +68,7 @@ final class MaintainerDesk: ControlHandling {
     static func summary(_ r: ControlRequest) -> String {
         switch r {
         case .restore(let files): "restore (\(files.count) files)"
+        case .importSetup(let alerts, _): "setup import (slots \(alerts.map { "\($0.slot)" }.joined(separator: ", ")))"
         default: "\(r)"
         }
     }
@@ -147,7 +148,7 @@ final class MaintainerDesk: ControlHandling {
             let state = try (restorable ?? Result { () throws(ControlFailure) in try MaintenanceEdits.restorable(bytes) }).get()
             // The replies first, into the inbox the modem keeps (they are its files): a union, so
             // a failure here has lost nothing and changed none of the state files yet.
-            let replies = try adoptReplies(state.replies)
+            let replies = try adoptReplies(state.replies, at: now)
             let before = persistence.writesAsked
             // All nine files as one change first: a kill mid-restore leaves the old state or the
             // new one, never a mix. The core's own saves that follow write the same state again.
@@ -165,6 +166,15 @@ final class MaintainerDesk: ControlHandling {
             if let r = state.alertTest { device.maintain(.restoreAlertTest(r)) }
             if let r = state.escalation { device.maintain(.restoreEscalation(r)) }
             return afterWrites(before, now, MaintenanceEdits.restoredMessage(state) + replies)
+
+        case .importSetup(let alerts, let screen):
+            let change = try MaintenanceEdits.setupImport(alerts, screen: screen)
+            let before = persistence.writesAsked
+            // One change on the card first, as a restore's; the core's own saves that follow
+            // write the same slots again.
+            persistence.saveAll(change.files)
+            for (slot, alert) in change.alerts { device.maintain(.setAlertSlot(slot, alert)) }
+            return afterWrites(before, now, MaintenanceEdits.importedMessage(change.alerts))
 
         case .modemCheck:
             let modem = try modemOrFail()
@@ -198,13 +208,13 @@ final class MaintainerDesk: ControlHandling {
 
     /// A backup's replies into the running device's inbox (`Inbox.adopt`'s rule: nothing it
     /// holds is lost, nothing dismissed is shown again); what came of it, for the answer.
-    private func adoptReplies(_ replies: [StoredReply]) throws(ControlFailure) -> String {
+    private func adoptReplies(_ replies: [StoredReply], at now: Moment) throws(ControlFailure) -> String {
         guard !replies.isEmpty else { return "" }
         guard let inbox = device.modem?.inbox else {
             return "; the \(replies.count) replies were not restored: this device keeps no inbox (see the journal)"
         }
         do {
-            let m = try inbox.adopt(replies)
+            let m = try inbox.adopt(replies, now: now.wall)
             logger.notice("restore: replies: \(m.description)")
             return "; replies: \(m.description)"
         } catch {
@@ -231,7 +241,12 @@ final class MaintainerDesk: ControlHandling {
             if barrier.isDone {
                 // The core already acts on the change: say so, and that the card does not have it yet.
                 if let f = barrier.failure { return ControlResponse(.failed("the device uses the change now, but it is not on the card: \(f)")) }
-                return answer
+                // What the device kept aside before writing over it is said with the answer.
+                let kept = barrier.keptAside
+                guard !kept.isEmpty else { return answer }
+                var r = answer
+                r.message = ([r.message ?? "done"] + kept).joined(separator: "; ")
+                return r
             }
             return expired ? ControlResponse(.failed("the change is made but not yet on the card after \(Self.writeTimeout); see the journal")) : nil
         }

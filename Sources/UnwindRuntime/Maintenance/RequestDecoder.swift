@@ -123,6 +123,8 @@ final class RequestDecoder: @unchecked Sendable {
         case .modemCommand(let command): texts = [("command", command)]
         case .addPattern(let name, let pattern): texts = [("name", name), ("pattern", pattern)]
         case .removePattern(let name): texts = [("name", name)]
+        case .importSetup(let alerts, let screen):
+            texts = alerts.flatMap { [("name", $0.name), ("number", $0.number), ("message", $0.message)] } + screen.map { ("screen", $0) }
         case .status, .screen, .resetMantras, .clearAlert, .testAlert, .resetStatistics, .restore, .modemCheck, .motorTest: texts = []
         }
         return texts.first { ($0.1?.utf8.count ?? 0) > longestText }?.0

@@ -94,9 +94,12 @@ public struct Maintainer {
     }
 
     /// A change: through the running device, or on the files when none runs. `viaDevice` says which.
-    public func change(_ request: ControlRequest, timeout: Duration = .seconds(40)) throws(ControlFailure)
+    /// `outside`: files beyond the state directory that change with it, as one change; the
+    /// running device writes only its own directory, so they are refused while it runs.
+    public func change(_ request: ControlRequest, outside: [OutsideFile] = [], timeout: Duration = .seconds(40)) throws(ControlFailure)
         -> (response: ControlResponse, viaDevice: Bool) {
         if let path = try runningDeviceSocket() {
+            try refuseOutside(outside)
             return (try send(request, to: path, timeout: timeout), true)
         }
         let lock = StateLock(stateDirectory: stateDirectory)
@@ -104,11 +107,18 @@ public struct Maintainer {
         // A device that started while this command waited for the lock takes the change.
         if let path = try runningDeviceSocket() {
             held.release()
+            try refuseOutside(outside)
             return (try send(request, to: path, timeout: timeout), true)
         }
         defer { held.release() }
-        let offline = try OfflineState(stateDirectory: stateDirectory, contentDirectory: contentDirectory)
+        var offline = try OfflineState(stateDirectory: stateDirectory, contentDirectory: contentDirectory)
+        offline.outside = outside
         return (try offline.apply(request), false)
+    }
+
+    func refuseOutside(_ outside: [OutsideFile]) throws(ControlFailure) {
+        guard !outside.isEmpty else { return }
+        throw .failed("the device is running on \(stateDirectory): \(outside.map(\.path).joined(separator: ", ")) change together with its state only while it is stopped; nothing changed — stop it (sudo systemctl stop unwind), run the command again, and start it")
     }
 }
 
@@ -121,6 +131,8 @@ public struct OfflineState {
     public let store: DirectoryStore
     /// The shipped content's directory (nil: the built-in texts).
     public let contentDirectory: String?
+    /// Files outside the state directory that change together with a setup import's state files.
+    public var outside: [OutsideFile] = []
 
     public init(stateDirectory: String, contentDirectory: String? = nil) throws(ControlFailure) {
         do { store = try DirectoryStore(directory: stateDirectory, ownership: .directoryOwner) } catch {
@@ -204,6 +216,14 @@ public struct OfflineState {
             try write(PatternsFile.name, PatternsFile.format(remaining))
             return .done("removed pattern \(name)")
 
+        case .importSetup(let alerts, let screen):
+            let change = try MaintenanceEdits.setupImport(alerts, screen: screen)
+            try setAsideUnusable(change.files.map(\.name))
+            do { try store.replaceAll(change.files, outside: outside) } catch {
+                throw .failed("cannot import the setup file (nothing changed): \(error)")
+            }
+            return .done(MaintenanceEdits.importedMessage(change.alerts))
+
         case .restore(let files):
             let bytes = files.mapValues { [UInt8]($0) }
             let state = try MaintenanceEdits.restorable(bytes)
@@ -238,7 +258,7 @@ public struct OfflineState {
             throw .failed("cannot use \(store.directory)/\(Inbox.directoryName) (\(error)); nothing changed")
         }
         for p in inbox.problems { notes.lines.append("replies: \(p)") }
-        do { return "; replies: \(try inbox.adopt(replies).description)" } catch {
+        do { return "; replies: \(try inbox.adopt(replies, now: WallTime(secondsSinceEpoch: Int64(time(nil)))).description)" } catch {
             throw .failed("cannot restore the replies (no state file changed; the replies written so far are kept, a union): \(error)")
         }
     }
@@ -282,54 +302,12 @@ public struct OfflineState {
         do { try store.replace(name, with: bytes) } catch { throw .failed("cannot write \(name): \(error)") }
     }
 
-    /// Before files are replaced: each that the device could not have loaded — too large, a
-    /// FIFO, a link, a directory, a second name, a file the device's user cannot read, bytes
-    /// that do not parse — is moved aside as `<name>.corrupt-<time>`, as the device does at
-    /// start, so a command never destroys what is there; the answer says where each went.
+    /// Before files are replaced: what the device could not have loaded is kept aside
+    /// (`StateFileCheck.keepAside`); the answer says where each went.
     func setAsideUnusable(_ names: [String]) throws(ControlFailure) {
-        for name in names {
-            guard let why = unusable(name) else { continue }
-            do {
-                let moved = try store.quarantine(name, suffix: "\(time(nil))")
-                notes.lines.append("the old \(name) (\(why)) was kept as \(moved)")
-            } catch {
-                throw .failed("\(name) is \(why) and cannot be moved aside (\(error)); nothing changed")
-            }
+        do { notes.lines += try StateFileCheck.keepAside(names, in: store) } catch {
+            throw .failed(error.message + "; nothing changed")
         }
-    }
-
-    /// Why the device could not use what is under `name`, or nil (nothing there, or a good file).
-    func unusable(_ name: String) -> String? {
-        let bytes: [UInt8]?
-        do { bytes = try store.read(name) } catch { return error.message }
-        guard let bytes else { return nil }
-        if let who = Self.deviceUserCannotRead(store.directory + "/" + name, directory: store.directory) {
-            return "not readable by \(who), the device's user"
-        }
-        let parsed: Bool
-        switch name {
-        case TotalTimeFile.name: parsed = (try? TotalTimeFile.parse(bytes)) != nil
-        case SessionHistoryFile.name: parsed = (try? SessionHistoryFile.parse(bytes)) != nil
-        case MantrasFile.name: parsed = (try? MantrasFile.parse(bytes)) != nil
-        case RemindersFile.name: parsed = (try? RemindersFile.parse(bytes)) != nil
-        case PatternsFile.name: parsed = (try? PatternsFile.parse(bytes)) != nil
-        case BreathingChoiceFile.name: parsed = bytes.isEmpty || (try? BreathingChoiceFile.parse(bytes)) != nil
-        case _ where AlertSlotFile.names.contains(name):
-            parsed = (try? AlertSlotFile.parse(bytes)) != nil
-        default: parsed = true
-        }
-        return parsed ? nil : "not a valid \(name)"
-    }
-
-    /// The uid that owns the state directory (the service user) when the file's mode keeps it
-    /// out; nil when it can read it (or the directory is root's: root reads everything).
-    static func deviceUserCannotRead(_ path: String, directory: String) -> uid_t? {
-        var file = stat(), dir = stat()
-        guard lstat(path, &file) == 0, stat(directory, &dir) == 0, dir.st_uid != 0 else { return nil }
-        let readable = if file.st_uid == dir.st_uid { file.st_mode & 0o400 != 0 }
-            else if file.st_gid == dir.st_gid { file.st_mode & 0o040 != 0 }
-            else { file.st_mode & 0o004 != 0 }
-        return readable ? nil : dir.st_uid
     }
 }
 

@@ -51,7 +51,10 @@ struct SetupCommand: ParsableCommand {
             abstract: "Import a setup file into the device's state and configuration, then take the contacts' numbers and the Wi-Fi password out of it.",
             discussion: """
                 Run with the device stopped (the image's unwind-firstboot.service runs it before unwind.service). \
-                Writes the result beside the file (unwind-setup-result.txt) and into the state directory, where the \
+                The contacts, the configuration, Wi-Fi and the SSH key change as one: killed at any moment, the \
+                device has all of them as they were or all as the file says (with the device running, a file \
+                that sets only contacts is imported through it; one that sets more is refused). Writes the \
+                result beside the file (unwind-setup-result.txt) and into the state directory, where the \
                 device shows it on its screen at the next start until a button is pressed. A file with nothing in \
                 it to import changes nothing and writes nothing.
                 """)
@@ -86,32 +89,40 @@ struct SetupCommand: ParsableCommand {
             }
             var done: [String] = []
             let m = try options.maintainer()
-            for (slot, alert) in changes.contacts {
-                do {
-                    _ = try m.change(.setAlert(slot: slot, name: alert.name, number: alert.number.text, message: alert.message))
-                    done.append("contact \(slot) (\(alert.name))")
-                } catch {
-                    setup.problems.append(.init(line: line(of: "contact \(slot) number", in: setup), message: "contact \(slot) not saved: \(error)"))
-                }
+            let alerts = changes.contacts.map { ImportedAlert(slot: $0.slot, name: $0.alert.name, number: $0.alert.number.text, message: $0.alert.message) }
+            done += changes.contacts.map { "contact \($0.slot) (\($0.alert.name))" }
+            var outside: [OutsideFile] = []
+            if let c = configurationFile(changes.settings, &setup, done: &done) { outside.append(c) }
+            outside += systemFiles(changes, &setup, done: &done)
+            // The running device writes its own directory alone: the configuration, Wi-Fi and
+            // the SSH key cannot change in one step with the contacts it saves.
+            if !outside.isEmpty, try m.runningDeviceSocket() != nil {
+                throw ControlFailure.failed("the device is running on \(m.stateDirectory); this setup file also sets \(outside.map(\.path).joined(separator: ", ")), which change together with the contacts only while it is stopped: nothing was imported — stop it (sudo systemctl stop unwind), import again, and start it")
             }
-            importConfiguration(changes.settings, &setup, done: &done)
-            importSystem(changes, &setup, done: &done)
             setup.problems.sort { $0.line < $1.line }
-
-            let report = SetupReport.result(imported: done, problems: setup.problems, file: String(file.split(separator: "/").last ?? Substring(file)))
-            // The screen's copy first: the device must be able to say what happened even when the
-            // card's partition cannot be written.
+            let name = String(file.split(separator: "/").last ?? Substring(file))
+            var report = SetupReport.result(imported: done, problems: setup.problems, file: name)
+            // All of it as one change — the contacts, the screen's copy of the result (so the
+            // device can say what happened even when the card cannot be written), the
+            // configuration, Wi-Fi, the SSH key — or none of it, wherever a kill lands.
+            var imported = true
             do {
-                let held = try StateLock(stateDirectory: m.stateDirectory).acquire()
-                defer { held.release() }
-                try OfflineState(stateDirectory: m.stateDirectory).write(SetupResultFile.name, SetupResultFile.format(report.screen))
+                // What was kept aside on the way is in the answer.
+                if let said = try m.change(.importSetup(alerts: alerts, screen: report.screen), outside: outside).response.message { say(said) }
             } catch {
-                writeError("cannot save the result for the screen: \(error)")
+                imported = false
+                setup.problems.append(.init(line: 0, message: "nothing was imported: \(error.message)"))
+                report = SetupReport.result(imported: [], problems: setup.problems, file: name)
+                // The screen says so when it can: the device shows it at its next start.
+                do { _ = try m.change(.importSetup(alerts: [], screen: report.screen)) } catch {
+                    writeError("cannot save the result for the screen: \(error.message)")
+                }
             }
             do { try writeFile(resultPath, Array((report.file.joined(separator: "\n") + "\n").utf8), replace: true) } catch {
                 writeError("cannot write \(resultPath): \(error)")
             }
-            if !keepSecrets {
+            // Once imported: a failed import keeps the numbers for the next try.
+            if !keepSecrets, imported {
                 let scrubbed = setup.scrubbed(note: SetupChanges.importedNote)
                 if Array(scrubbed.utf8) != bytes {
                     do { try writeFile(file, Array(scrubbed.utf8), replace: true) } catch {
@@ -123,68 +134,48 @@ struct SetupCommand: ParsableCommand {
             if !setup.problems.isEmpty { throw ExitCode(1) }
         }
 
-        /// The device name and the counselling line: set in the configuration file's text, which is
-        /// then checked whole by the parser `unwind run` uses before it replaces the file.
-        func importConfiguration(_ settings: [SetupChanges.Setting], _ setup: inout SetupFile, done: inout [String]) {
-            guard !settings.isEmpty else { return }
+        /// The device name and the counselling line, set in the configuration file's text, which
+        /// is then checked whole by the parser `unwind run` uses; the new file keeps the old
+        /// one's owner and mode (root:unwind 0640: it may hold the SIM PIN).
+        func configurationFile(_ settings: [SetupChanges.Setting], _ setup: inout SetupFile, done: inout [String]) -> OutsideFile? {
+            guard !settings.isEmpty else { return nil }
             let path = options.config ?? DeviceConfiguration.defaultPath
             let old: String
             do { old = try ConfigurationFile.readText(path) ?? "" } catch {
                 setup.problems.append(.init(line: line(of: settings[0].line, in: setup), message: "\(settings[0].what) not saved: \(error)"))
-                return
+                return nil
             }
             var text = old
             for s in settings { text = ConfigurationText.setting(s.key, to: s.value, in: text) }
             do { _ = try DeviceConfiguration.parse(text, path: path) } catch {
                 setup.problems.append(.init(line: line(of: settings[0].line, in: setup),
                                             message: "\(settings[0].what) not saved: the configuration \(path) would not be valid (\(error)); run 'unwind config check'"))
-                return
-            }
-            var info = stat()
-            let existed = stat(path, &info) == 0
-            do {
-                try writeFile(path, Array(text.utf8), replace: true)
-                // The configuration is root:unwind 0640 (it may hold the SIM PIN): kept so.
-                if existed {
-                    _ = chown(path, info.st_uid, info.st_gid)
-                    _ = chmod(path, info.st_mode & 0o7777)
-                }
-            } catch {
-                setup.problems.append(.init(line: line(of: settings[0].line, in: setup), message: "\(settings[0].what) not saved: \(error)"))
-                return
+                return nil
             }
             for what in Set(settings.map(\.what)).sorted() { done.append(what) }
+            var info = stat()
+            guard stat(path, &info) == 0 else { return OutsideFile(path: path, bytes: Array(text.utf8), mode: 0o640) }
+            return OutsideFile(path: path, bytes: Array(text.utf8), mode: info.st_mode & 0o7777, owner: info.st_uid, group: info.st_gid)
         }
 
         /// Wi-Fi and the SSH key: files the image's services read (wpa_supplicant, sshd).
-        func importSystem(_ changes: SetupChanges, _ setup: inout SetupFile, done: inout [String]) {
-            guard changes.wifi != nil || !changes.sshKeys.isEmpty else { return }
+        func systemFiles(_ changes: SetupChanges, _ setup: inout SetupFile, done: inout [String]) -> [OutsideFile] {
+            guard changes.wifi != nil || !changes.sshKeys.isEmpty else { return [] }
             guard let dir = systemDirectory else {
                 if changes.wifi != nil { setup.problems.append(.init(line: line(of: "wifi name", in: setup), message: "Wi-Fi is set up only on the Unwind SD-card image; set it up with the system's own tools here")) }
                 if !changes.sshKeys.isEmpty { setup.problems.append(.init(line: line(of: "ssh key", in: setup), message: "the SSH key is set up only on the Unwind SD-card image; use ~/.ssh/authorized_keys here")) }
-                return
+                return []
             }
+            var files: [OutsideFile] = []
             if let w = changes.wifi {
-                var conf = "# Written by 'unwind setup import' from the setup file.\nctrl_interface=DIR=/run/wpa_supplicant GROUP=netdev\nupdate_config=0\n"
-                if !w.country.isEmpty { conf += "country=\(w.country)\n" }
-                conf += "network={\n\tssid=\"\(w.name)\"\n\tpsk=\"\(w.password)\"\n}\n"
-                do {
-                    try writeFile(dir + "/wpa_supplicant.conf", Array(conf.utf8), replace: true)
-                    _ = chmod(dir + "/wpa_supplicant.conf", 0o600)
-                    done.append("Wi-Fi (\(w.name))")
-                } catch {
-                    setup.problems.append(.init(line: line(of: "wifi name", in: setup), message: "Wi-Fi not saved: \(error)"))
-                }
+                files.append(OutsideFile(path: dir + "/" + SetupChanges.wifiFile, bytes: SetupChanges.wifiConfiguration(w), mode: 0o600))
+                done.append("Wi-Fi (\(w.name))")
             }
             if !changes.sshKeys.isEmpty {
-                do {
-                    try writeFile(dir + "/authorized_keys", Array((changes.sshKeys.joined(separator: "\n") + "\n").utf8), replace: true)
-                    _ = chmod(dir + "/authorized_keys", 0o644)
-                    done.append("SSH key (SSH is on)")
-                } catch {
-                    setup.problems.append(.init(line: line(of: "ssh key", in: setup), message: "SSH key not saved: \(error)"))
-                }
+                files.append(OutsideFile(path: dir + "/" + SetupChanges.keysFile, bytes: SetupChanges.authorizedKeys(changes.sshKeys), mode: 0o644))
+                done.append("SSH key (SSH is on)")
             }
+            return files
         }
 
         func line(of key: String, in setup: SetupFile) -> Int {
@@ -230,12 +221,24 @@ struct SetupChanges {
             settings.append(("counselling.display_number", c.displayNumber, "counselling line", "counselling number"))
             settings.append(("counselling.dial_number", c.dialNumber.text, "counselling line", "counselling number"))
         }
-        wifi = setup.wifi
-        if !setup.sshKeys.isEmpty {
-            let have = systemDirectory.flatMap { try? NamedFile.read($0 + "/authorized_keys", limit: 1 << 16) }
-            if have != Array((setup.sshKeys.joined(separator: "\n") + "\n").utf8) { sshKeys = setup.sshKeys }
-        }
+        // What the system directory already holds is not new (as for the contacts).
+        func have(_ name: String) -> [UInt8]? { systemDirectory.flatMap { try? NamedFile.read($0 + "/" + name, limit: 1 << 16) } }
+        if let w = setup.wifi, have(Self.wifiFile) != Self.wifiConfiguration(w) { wifi = w }
+        if !setup.sshKeys.isEmpty, have(Self.keysFile) != Self.authorizedKeys(setup.sshKeys) { sshKeys = setup.sshKeys }
     }
+
+    static let wifiFile = "wpa_supplicant.conf"
+    static let keysFile = "authorized_keys"
+
+    /// wpa_supplicant's configuration for the setup file's network.
+    static func wifiConfiguration(_ w: SetupFile.WiFi) -> [UInt8] {
+        var conf = "# Written by 'unwind setup import' from the setup file.\nctrl_interface=DIR=/run/wpa_supplicant GROUP=netdev\nupdate_config=0\n"
+        if !w.country.isEmpty { conf += "country=\(w.country)\n" }
+        conf += "network={\n\tssid=\"\(w.name)\"\n\tpsk=\"\(w.password)\"\n}\n"
+        return Array(conf.utf8)
+    }
+
+    static func authorizedKeys(_ keys: [String]) -> [UInt8] { Array((keys.joined(separator: "\n") + "\n").utf8) }
 
     var summary: [String] {
         var lines: [String] = []
