@@ -114,6 +114,9 @@ struct Bench: ParsableCommand {
         // Well-formed requests are cheap: twenty times as many, for a measurable time.
         print(try FrameDeadlineRig.statusFlood(presses * 20))
         print(try FrameDeadlineRig.quiet(seconds: Int(max(panic.seconds, hostile.seconds).rounded(.up))))
+        // 300 alerts left from an hour ago (sent late, with a note) and from 11 months ago (not sent).
+        print(try FrameDeadlineRig.outboxBacklog(300, age: 3_600))
+        print(try FrameDeadlineRig.outboxBacklog(300, age: 330 * 86_400))
     }
 
     /// The allocation counter only sees malloc when its library is preloaded: re-run with it.

@@ -41,8 +41,8 @@ public struct FrameDeadlineCost: CustomStringConvertible {
 
 public final class FrameDeadlineRig: @unchecked Sendable {
     let directory: String
-    let modemSim: ModemSimulator
-    let buttons: InjectedButtons
+    public let modemSim: ModemSimulator
+    public let buttons: InjectedButtons
     let device: DeviceAssembly
     private let stopped = DispatchSemaphore(value: 0)
     private let stop = ManagedFlag()
@@ -50,13 +50,15 @@ public final class FrameDeadlineRig: @unchecked Sendable {
     public static let panicHold: Duration = .milliseconds(60)
 
     /// `outboxAtOnce`: the outbox written on the loop's thread, as before issue 26 (for comparison).
-    public init(outboxAtOnce: Bool = false) throws {
+    /// `prepare`: given the state directory, before the device is assembled (an outbox to load).
+    public init(outboxAtOnce: Bool = false, prepare: (String) throws -> Void = { _ in }) throws {
         directory = FileManager.default.temporaryDirectory.path + "/unwind-frame-deadlines-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         for k in 1...AlertSlotFile.slotCount {
             let slot = try AlertSlot(name: "Contact \(k)", number: "+1555010000\(k)", message: "Panic alert \(k): please call me now.")
             _ = FileManager.default.createFile(atPath: directory + "/" + AlertSlotFile.name(slot: k), contents: Data(AlertSlotFile.format(slot).utf8))
         }
+        try prepare(directory)
         let clock = LinuxClock()
         var logger = Logger(label: "unwind.bench.frames")
         logger.logLevel = .critical
@@ -80,7 +82,7 @@ public final class FrameDeadlineRig: @unchecked Sendable {
     }
 
     /// The loop on its own thread, as in the daemon.
-    func start() {
+    public func start() {
         startThread(name: "unwind.loop") { [self] in
             device.loop.run(until: { stop.isSet })
             stopped.signal()
@@ -88,7 +90,7 @@ public final class FrameDeadlineRig: @unchecked Sendable {
     }
 
     /// Stops the loop and returns its counters (read once its thread is done with them).
-    func finish() -> LoopStatistics {
+    public func finish() -> LoopStatistics {
         stop.set()
         stopped.wait()
         let s = device.loop.statistics
@@ -98,7 +100,7 @@ public final class FrameDeadlineRig: @unchecked Sendable {
         return s
     }
 
-    static func seconds(since t0: Instant) -> Double { Double((LinuxClock().now().instant - t0).nanoseconds) / 1e9 }
+    public static func seconds(since t0: Instant) -> Double { Double((LinuxClock().now().instant - t0).nanoseconds) / 1e9 }
 
     /// `count` PANIC presses, each once the previous one's five alerts all reached the modem.
     public static func panicPresses(_ count: Int, outboxAtOnce: Bool = false) throws -> FrameDeadlineCost {
@@ -226,7 +228,7 @@ public final class FrameDeadlineRig: @unchecked Sendable {
         return recv(fd, &answer, answer.count, 0) > 0
     }
 
-    static func wait(_ limit: Duration, until done: () -> Bool) -> Bool {
+    public static func wait(_ limit: Duration, until done: () -> Bool) -> Bool {
         let end = LinuxClock().now().instant + limit
         while !done() {
             if LinuxClock().now().instant > end { return false }
