@@ -29,9 +29,13 @@ struct Bench: ParsableCommand {
     @Flag(help: "Also PANIC presses with the outbox written on the loop's thread (as before issue 26).")
     var outboxAtOnce = false
 
+    @Flag(help: "Only the outbox backlog at start: 300 old alerts, then a new PANIC.")
+    var backlogOnly = false
+
     func run() throws {
         try ensureInterposer()
         if framesOnly { return try measureFrameDeadlines() }
+        if backlogOnly { return try measureBacklog() }
         let frames = seconds * 30
         print("unwind-bench: \(seconds) s of square breathing, \(frames) frames at 30 fps")
 
@@ -114,7 +118,11 @@ struct Bench: ParsableCommand {
         // Well-formed requests are cheap: twenty times as many, for a measurable time.
         print(try FrameDeadlineRig.statusFlood(presses * 20))
         print(try FrameDeadlineRig.quiet(seconds: Int(max(panic.seconds, hostile.seconds).rounded(.up))))
-        // 300 alerts left from an hour ago (sent late, with a note) and from 11 months ago (not sent).
+        try measureBacklog()
+    }
+
+    /// 300 alerts left from an hour ago (sent late, with a note) and from 11 months ago (not sent).
+    func measureBacklog() throws {
         print(try FrameDeadlineRig.outboxBacklog(300, age: 3_600))
         print(try FrameDeadlineRig.outboxBacklog(300, age: 330 * 86_400))
     }

@@ -108,6 +108,8 @@ public struct PanicState: Equatable, Sendable {
     public internal(set) var sendingAt: Instant?
     /// The alerts of the last send, in slot order, until acknowledged.
     public internal(set) var progress: [AlertProgress] = []
+    /// When the alerts in `progress` were asked for (the newest of them, after a restart).
+    var askedAt: WallTime?
     /// A short explanation on the page ("This slot is empty", "Released: nothing sent").
     public internal(set) var notice: PanicNotice?
     public internal(set) var noticeUntil: Instant?
@@ -257,6 +259,17 @@ extension DeviceCore {
             pulses(at: now.instant, count: 2, on: .milliseconds(400), off: .milliseconds(200), effects: &effects)
             return
         }
+        // Alerts asked for long ago and not out yet (no network for hours, the device off with
+        // them in its outbox) are no answer to a PANIC now: what is left of them is cancelled
+        // (they would go saying they are late) and this one goes (`LateAlerts`).
+        let unsent = state.panic.progress.filter { !$0.delivery.isFinished }.map(\.slot)
+        if !unsent.isEmpty, let asked = state.panic.askedAt,
+           LateAlerts.verdict(created: asked, now: now.wall, purpose: .panic) != .asWritten {
+            effects.append(.cancelAlerts(unsent))
+            effects.append(.log("PANIC while \(unsent.count) alert(s) asked for at \(asked.secondsSinceEpoch) are still not out: those are cancelled, new ones go"))
+            send(requests, at: now, effects: &effects)
+            return
+        }
         // A second PANIC while the first batch is on its way queues nothing twice (every contact
         // got everything twice): it says so, and sends again only what has failed.
         if state.panic.progress.contains(where: { !$0.delivery.isFinished }) {
@@ -311,6 +324,7 @@ extension DeviceCore {
         var requests = requests
         for k in requests.indices { requests[k].purpose = purpose }
         state.panic.progress = requests.map { AlertProgress(slot: $0.slot, name: $0.alert.name, number: $0.alert.number, delivery: .queued) }
+        state.panic.askedAt = now.wall
         state.panic.allSentSignalled = false
         state.overlay = .alertStatus
         effects.append(.sendAlerts(requests))
@@ -454,6 +468,7 @@ extension DeviceCore {
             }
         }
         state.panic.progress.sort { $0.slot < $1.slot }
+        if let q = queuedAt, state.panic.askedAt.map({ q > $0 }) ?? true { state.panic.askedAt = q }
         state.panic.allSentSignalled = false
         state.overlay = .alertStatus
         if state.panic.aftercare.purpose == nil { beginAftercare(purpose, at: now, effects: &effects) }

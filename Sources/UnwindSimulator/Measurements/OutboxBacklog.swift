@@ -35,7 +35,9 @@ extension FrameDeadlineRig {
     public static func outboxBacklog(_ count: Int, age: Int64) throws -> OutboxBacklogCost {
         let old = try AlertSlot(name: "Old", number: "+15550109999", message: "An alert from long ago.")
         let rig = try FrameDeadlineRig { directory in
-            let outbox = Outbox(storage: try DirectoryStore.outbox(at: directory))
+            let path = directory + "/" + Outbox.directoryName
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            let outbox = Outbox(storage: try DirectoryStore.outbox(at: path))
             let created = WallTime(secondsSinceEpoch: Int64(time(nil)) - age)
             for k in 0..<count {
                 _ = outbox.add(old, slot: k % AlertSlotFile.slotCount + 1, at: created, reference: UInt16(k), nonce: UInt16(k))

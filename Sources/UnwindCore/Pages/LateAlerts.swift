@@ -1,5 +1,3 @@
-import UnwindCore
-
 /// What an alert becomes when it could not go out for a long time (the modem had no network,
 /// the device was off with alerts in its outbox). A contact must never read "I'm having a panic
 /// attack" as if it were new when it is hours old:
