@@ -49,7 +49,7 @@ public final class FrameDeadlineRig: @unchecked Sendable {
     /// PANIC is held this long to arm (the device's 1.5 s would make 1,000 presses take 25 min).
     public static let panicHold: Duration = .milliseconds(60)
 
-    /// `outboxAtOnce`: the outbox written on the loop's thread, as before issue 26 (for comparison).
+    /// `outboxAtOnce`: the outbox written on the loop's thread, for comparison.
     public init(outboxAtOnce: Bool = false) throws {
         directory = FileManager.default.temporaryDirectory.path + "/unwind-frame-deadlines-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
