@@ -9,34 +9,6 @@ import UnwindLinuxHardware
 import UnwindModem
 import UnwindSeams
 
-/// Short timeouts so a scenario runs in tens of milliseconds.
-func testConfiguration(_ change: (inout ModemConfiguration) -> Void = { _ in }) -> ModemConfiguration {
-    var t = ModemTimeouts()
-    t.command = .milliseconds(300)
-    t.syncAttempt = .milliseconds(100)
-    t.prompt = .milliseconds(200)
-    t.submit = .milliseconds(400)
-    t.dial = .milliseconds(300)
-    t.dialPatience = .seconds(2)
-    t.drain = .milliseconds(50)
-    t.resultGrace = .milliseconds(100)
-    t.simBusyRetry = .milliseconds(40)
-    t.simProblemRetry = .milliseconds(100)
-    t.registrationPoll = .milliseconds(100)
-    t.registrationPatience = .milliseconds(300)
-    t.statusRefresh = .seconds(60)
-    t.reset = .milliseconds(400)
-    t.bootSettle = .milliseconds(200)
-    var b = ModemBackoff()
-    b.first = .milliseconds(30)
-    b.maximum = .milliseconds(200)
-    b.reopenFirst = .milliseconds(30)
-    b.reopenMaximum = .milliseconds(100)
-    var c = ModemConfiguration(timeouts: t, backoff: b)
-    change(&c)
-    return c
-}
-
 /// Where a scenario's simulated modem is plugged in.
 enum Wire: String, CustomStringConvertible {
     /// A line in memory (`SimulatedModemLine`) on simulated time: the clock moves only when the
@@ -79,7 +51,7 @@ final class ModemRig {
         self.wire = wire
         self.baud = baud
         directory = ScratchDirectory(name)
-        configuration = testConfiguration(configure)
+        configuration = fastModemConfiguration(configure)
         switch wire {
         case .memory:
             // A monotonic clock that has been running a while, as a booted board's has.
