@@ -10,7 +10,7 @@ import UnwindCore
 /// `ATD…;` answers OK as soon as the modem starts the call, long before anyone picks up, so
 /// while a call is up the modem is asked `AT+CLCC` every `pollEvery`: a call listed active
 /// (stat 0) is answered. A modem that refuses `AT+CLCC` is not asked again during that call
-/// (then ringing and answered cannot be told apart, as before). Once answered, a list without
+/// (then ringing and answered cannot be told apart). Once answered, a list without
 /// the call means the other end hung up, even if its NO CARRIER was lost.
 struct Calls {
     enum Job: Equatable { case dial, hangUp, listCalls, leftover }

@@ -120,7 +120,7 @@ public final class FrameDeadlineRig: @unchecked Sendable {
             usleep(30_000)
         }
         let s = rig.finish()
-        return FrameDeadlineCost(what: "PANIC presses (5 alerts each\(outboxAtOnce ? ", outbox written on the loop's thread as before" : ""))",
+        return FrameDeadlineCost(what: "PANIC presses (5 alerts each\(outboxAtOnce ? ", outbox written on the loop's thread" : ""))",
                                  count: armed, framesDrawn: s.framesRendered,
                                  framesMissed: s.framesMissed, seconds: seconds(since: t0))
     }
