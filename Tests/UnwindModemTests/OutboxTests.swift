@@ -74,7 +74,7 @@ struct OutboxTests {
         #expect(files == ["alert-1-1-0001.msg.corrupt-42", "alert-1-2-0002.msg.corrupt-42", "alert-1-3-0003.msg.corrupt-42"])
 
         let line = SimulatedModemLine(clock: SimulatedTime())
-        let modem = GSMModem(port: line, outbox: outbox, configuration: fastModemConfiguration(), logger: quietLogger())
+        let modem = GSMModem(port: line, outbox: outbox, configuration: testConfiguration(), logger: quietLogger())
         #expect(modem.isIdle, "nothing to send")
     }
 
@@ -135,7 +135,7 @@ struct OutboxTests {
         let clock = SimulatedTime()
         let sim = SimulatedModemLine(clock: clock)
         let storage = FailingStorage()
-        let modem = GSMModem(port: sim, outbox: Outbox(storage: storage), configuration: fastModemConfiguration(), logger: quietLogger())
+        let modem = GSMModem(port: sim, outbox: Outbox(storage: storage), configuration: testConfiguration(), logger: quietLogger())
         let id = modem.send(alert(), slot: 1, at: clock.now())
         #expect(modem.message(id)?.journaled == false)
         if case .notJournaled(let why)? = modem.message(id)?.lastProblem { #expect(why.contains("No space left")) } else {

@@ -7,7 +7,7 @@ import UnwindSeams
 import UnwindModem
 import UnwindSimulatedHardware
 
-/// The outbox written on a queue of its own: PANIC's journal writes never
+/// The outbox written on a queue of its own (issue 26, item 9): PANIC's journal writes never
 /// run on the thread that asks for them (the loop's), and still no AT command for an alert goes
 /// out before its file is on the card, nor is it ever reported sent before. A card that holds
 /// its writes (`HeldStore`) stands in for a slow SD card: were the writes on the asking
@@ -19,7 +19,7 @@ import UnwindSimulatedHardware
         let clock = SimulatedTime()
         let sim = SimulatedModemLine(clock: clock)
         let store = HeldStore()
-        let modem = GSMModem(port: sim, outbox: Outbox(storage: store, writer: .inBackground()), configuration: fastModemConfiguration(),
+        let modem = GSMModem(port: sim, outbox: Outbox(storage: store, writer: .inBackground()), configuration: testConfiguration(),
                              logger: quietLogger())
         #expect(run(modem, clock, for: .seconds(5)) { modem.status.link == .ready })
         store.hold()
@@ -54,7 +54,7 @@ import UnwindSimulatedHardware
         let clock = SimulatedTime()
         let store = HeldStore()
         let modem = GSMModem(port: SimulatedModemLine(clock: clock), outbox: Outbox(storage: store, writer: .inBackground()),
-                             configuration: fastModemConfiguration(), logger: quietLogger())
+                             configuration: testConfiguration(), logger: quietLogger())
         store.hold()
         for k in 1...5 { modem.send(alert("Contact \(k)", "+1555010000\(k)", "Help \(k)"), slot: k, at: clock.now()) }
         #expect(store.waiting(atLeast: 1))
@@ -75,7 +75,7 @@ import UnwindSimulatedHardware
         let clock = SimulatedTime()
         let sim = SimulatedModemLine(clock: clock)
         let modem = GSMModem(port: sim, outbox: Outbox(storage: FailingStorage(), writer: .inBackground()),
-                             configuration: fastModemConfiguration(), logger: quietLogger())
+                             configuration: testConfiguration(), logger: quietLogger())
         let id = modem.send(alert(), slot: 1, at: clock.now())
         #expect(waitUntil(.seconds(30)) {
             modem.step(at: clock.now())

@@ -9,6 +9,23 @@ import UnwindLinuxHardware
 import UnwindModem
 import UnwindSeams
 
+/// The fast configuration with the device's cadences short too (registration, dialling, SIM
+/// retries, a restart's settling), so a scenario runs in tens of milliseconds.
+func testConfiguration(_ change: (inout ModemConfiguration) -> Void = { _ in }) -> ModemConfiguration {
+    fastModemConfiguration { c in
+        c.timeouts.dial = .milliseconds(300)
+        c.timeouts.dialPatience = .seconds(2)
+        c.timeouts.simBusyRetry = .milliseconds(40)
+        c.timeouts.simProblemRetry = .milliseconds(100)
+        c.timeouts.registrationPoll = .milliseconds(100)
+        c.timeouts.registrationPatience = .milliseconds(300)
+        c.timeouts.statusRefresh = .seconds(60)
+        c.timeouts.reset = .milliseconds(400)
+        c.timeouts.bootSettle = .milliseconds(200)
+        change(&c)
+    }
+}
+
 /// Where a scenario's simulated modem is plugged in.
 enum Wire: String, CustomStringConvertible {
     /// A line in memory (`SimulatedModemLine`) on simulated time: the clock moves only when the
@@ -51,7 +68,7 @@ final class ModemRig {
         self.wire = wire
         self.baud = baud
         directory = ScratchDirectory(name)
-        configuration = fastModemConfiguration(configure)
+        configuration = testConfiguration(configure)
         switch wire {
         case .memory:
             // A monotonic clock that has been running a while, as a booted board's has.
