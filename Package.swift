@@ -114,8 +114,9 @@ let package = Package(
             dependencies: ["UnwindModem", "UnwindLinuxHardware", .product(name: "Logging", package: "swift-log")],
             path: "Tests/AlertSender"
         ),
-        // What the suites share: scratch directories under one per-process root, quiet loggers.
-        .target(name: "UnwindTestSupport", dependencies: [.product(name: "Logging", package: "swift-log")], path: "Tests/TestSupport"),
+        // What the suites share: scratch directories under one per-process root, quiet loggers,
+        // the fast modem configuration.
+        .target(name: "UnwindTestSupport", dependencies: ["UnwindModem", .product(name: "Logging", package: "swift-log")], path: "Tests/TestSupport"),
         .testTarget(name: "UnwindCoreTests", dependencies: ["UnwindCore"]),
         .testTarget(name: "UnwindRenderTests", dependencies: ["UnwindRender"]),
         .testTarget(name: "UnwindLinuxHardwareTests", dependencies: ["UnwindTestSupport", "UnwindLinuxHardware", "store-writer"]),

@@ -97,7 +97,7 @@ public enum ControlRequest: Codable, Equatable, Sendable {
     /// The device pulses its own motor.
     case motorTest
 
-    // Breathing beyond the box (issue 16)
+    // Breathing beyond the box
     /// One of the maintainer's own breathing patterns: a name and `--pattern`'s words.
     case addPattern(name: String, pattern: String)
     case removePattern(name: String)
@@ -212,7 +212,7 @@ public enum UnwindVersion {
 }
 
 public struct StatusReport: Codable, Equatable, Sendable {
-    /// After the alerts, the check-in and whether alerts could go out now (issue 15). Every
+    /// After the alerts, the check-in and whether alerts could go out now. Every
     /// field is optional in JSON: a newer `unwind status` can read an older daemon's answer.
     public struct Help: Codable, Equatable, Sendable {
         /// "ready", "not ready", or "unknown" (the modem not heard yet).
@@ -232,9 +232,9 @@ public struct StatusReport: Codable, Equatable, Sendable {
         /// What contacts replied since the last alerts, oldest first (nil: a daemon too old to say).
         public var replies: [Reply]?
         /// Since when a PANIC could not go out (seconds since 1970; nil: it could, or not known):
-        /// the fleet's channel when SMS itself is impossible (issue 28).
+        /// the fleet's channel when SMS itself is impossible.
         public var readinessSince: Int64?
-        /// What keeps the device from its job while SMS works, each with its start (issue 28).
+        /// What keeps the device from its job while SMS works, each with its start.
         public var problems: [Problem]?
         /// The latest STATUS requests by SMS and what became of each, oldest first.
         public var statusRequests: [String]?

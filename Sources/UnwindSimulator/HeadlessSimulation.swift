@@ -270,7 +270,7 @@ func makeDirectory(_ path: String) throws {
 
 /// Opens `path` to write, never through a link and only as a regular file: O_NONBLOCK, so a
 /// FIFO planted under the name is refused at once instead of waiting for a reader that never
-/// comes (the outside review: both simulators hung on one, saying nothing), then blocking again
+/// comes (a simulator would hang on one, saying nothing), then blocking again
 /// for the writes. `flags`: O_CREAT, O_TRUNC, O_APPEND as wanted.
 func openOutputFile(_ path: String, _ flags: Int32, mode: mode_t) throws -> Int32 {
     let fd = open(path, O_WRONLY | flags | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, mode)

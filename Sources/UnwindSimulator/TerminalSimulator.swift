@@ -24,7 +24,7 @@ public enum KeyMap {
     /// The key that makes slot 1's contact reply "On my way" through the simulated modem.
     static let reply = UInt8(ascii: "r")
     public static let replyText = "On my way"
-    /// The key that makes slot 1's contact text STATUS (issue 28): the answer is the simulated
+    /// The key that makes slot 1's contact text STATUS: the answer is the simulated
     /// modem's last delivered SMS, under the screen.
     static let status = UInt8(ascii: "t")
     public static let statusText = "STATUS"

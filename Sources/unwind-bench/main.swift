@@ -26,7 +26,7 @@ struct Bench: ParsableCommand {
     @Flag(help: "Only the frame deadlines under PANIC presses and hostile requests.")
     var framesOnly = false
 
-    @Flag(help: "Also PANIC presses with the outbox written on the loop's thread (as before issue 26).")
+    @Flag(help: "Also PANIC presses with the outbox written on the loop's thread, for comparison.")
     var outboxAtOnce = false
 
     @Flag(help: "Only the outbox backlog at start: 300 old alerts, then a new PANIC.")

@@ -20,7 +20,7 @@ struct Unwind: ParsableCommand {
     // Every command here names itself (`commandName`): without it ArgumentParser derives the
     // name from `String(describing:)` of the command's type, which the Swift runtime answers by
     // scanning all of the executable's protocol conformances, the first time for each type;
-    // that was 15 of the 24.5 million instructions `unwind --version` ran (issue 23, callgrind).
+    // that costs more than half of the instructions `unwind --version` runs (callgrind).
     static let configuration = CommandConfiguration(
         commandName: "unwind",
         abstract: "Unwind, the bedside haptic breathing companion.",

@@ -1,9 +1,9 @@
 import Testing
 @testable import UnwindCore
 
-/// Hostile input to breathing patterns, timed sessions and the before/after rating (issue 16).
-/// Written by an outside tester, as a review from outside; a `// BUG:` comment names the defect its
-/// test found (each fixed since), the other tests document attacks the core survived.
+/// Hostile input to breathing patterns, timed sessions and the before/after rating: the core
+/// keeps every phase felt apart, every file bounded and every value in range. A `// Regression:`
+/// line names the defect its test keeps out.
 @Suite struct BreathingPatternHostileInputTests {
     var core = DeviceCore()
     var effects: [Effect] = []
@@ -45,7 +45,7 @@ import Testing
             h.edges(phase: phase, at: .seconds(10), until: .seconds(14), softened: true, into: &edges)
             felt[phase] = Self.pulses(edges).map(\.length)
         }
-        // BUG: softened, "breathe in" (1 × 120 ms → 72 ms) and "hold" (2 × 120 ms → 1 × 72 ms) are the same single 72 ms tap: in the last minute of a timed box session a hold cannot be told from a breath in.
+        // Regression: softened "breathe in" (1 × 120 ms → 72 ms) and "hold" (2 × 120 ms → 1 × 72 ms) as the same single 72 ms tap, a hold not told from a breath in in the last minute of a timed box session.
         #expect(felt[.inhale] != felt[.holdAfterInhale])
         #expect(felt[.inhale] != felt[.exhale] && felt[.exhale] != felt[.holdAfterInhale] && felt[.topUp] != felt[.inhale])
     }
@@ -308,13 +308,13 @@ import Testing
     }
 
     /// A hand-edited (or appended-to) history a little over the size limit: the salvage keeps
-    /// the oldest sessions and drops the newest.
+    /// the newest sessions (the ones a clinician wants) and drops the oldest.
     @Test func anOversizedHistoryKeepsTheNewestSessions() {
         let lines = (0..<200).map { "\(1_700_000_000 + $0 * 600) \(100_000 + $0) resonance 10 0" }
         let bytes = Array((lines.joined(separator: "\n") + "\n").utf8)
         #expect(bytes.count > SessionHistoryFile.maximumSize)
         let kept = SessionHistoryFile.salvage(bytes)
-        // BUG: salvage reads only `bytes.prefix(maximumSize)`: the last 100 sessions kept are the oldest ones of the file (the newest — the ones a clinician wants — are dropped).
+        // Regression: a salvage of `bytes.prefix(maximumSize)` only, which keeps the oldest sessions of the file.
         let last = kept.last.map { Int($0.seconds) }
         #expect(last == 100_000 + 199)
     }

@@ -9,7 +9,7 @@ struct BreathingStatisticsTests {
         #expect(BreathingTotals(totalSeconds: .max, count: 1).averageSeconds == .max)
         #expect(BreathingTotals(totalSeconds: .max, count: 2).averageSeconds == .max / 2 + 1)
         #expect(BreathingTotals(totalSeconds: 10, count: 0).averageSeconds == 0)
-        // Rounded to the nearest, as before: 7/2 → 4, 10/3 → 3, 11/3 → 4.
+        // Rounded to the nearest: 7/2 → 4, 10/3 → 3, 11/3 → 4.
         #expect(BreathingTotals(totalSeconds: 7, count: 2).averageSeconds == 4)
         #expect(BreathingTotals(totalSeconds: 10, count: 3).averageSeconds == 3)
         #expect(BreathingTotals(totalSeconds: 11, count: 3).averageSeconds == 4)

@@ -1,11 +1,9 @@
 import Testing
 @testable import UnwindCore
 
-/// Hostile input to the core side of "help is coming" (issue 15) on simulated time: replies,
-/// modem news that does not fit, "I'm OK now", the call ladder, the daily check-in and the
-/// monthly test against odd records and clocks. Written by an outside tester, as a review from outside;
-/// a `// BUG:` comment names the defect its test found (each fixed since), the other tests
-/// document attacks the core survived.
+/// Hostile input to the core side of "help is coming" on simulated time: replies, modem news
+/// that does not fit, "I'm OK now", the call ladder, the daily check-in and the monthly test
+/// against odd records and clocks. A `// Regression:` line names the defect its test keeps out.
 @Suite struct HelpIsComingHostileInputTests {
     var core: DeviceCore
     var effects: [Effect] = []
@@ -61,7 +59,7 @@ import Testing
         run(200, 3 * 3600, by: 60)
         panic(hm(3, 0))
         news(0, .sent, hm(3, 0) + 5); news(2, .sent, hm(3, 0) + 5)
-        // BUG: a reply received before the alert marks Mum "REPLIED" on the status screen and makes the ladder skip her (with no-one answering at all, nobody is rung).
+        // Regression: a reply from before the alert marking Mum "REPLIED" and the ladder skipping her (nobody rung while no-one answers).
         #expect(core.state.panic.progress.first { $0.slot == 0 }?.acknowledged == false)
         run(hm(3, 0) + 6, hm(3, 0) + 400)
         #expect(dialled.contains(Self.mum))
@@ -129,7 +127,7 @@ import Testing
         #expect(core.state.panic.readiness.lastTest == nil)
     }
 
-    /// A contact's SMS with no alert going on, in the quiet hours (issue 25, 7): the sleeping
+    /// A contact's SMS with no alert going on, in the quiet hours: the sleeping
     /// screen stays dark and the motor still; the reply waits for the person's next wake. By
     /// day it is shown at once.
     @Test mutating func aReplyAtNightWithNoAlertWaitsForTheNextWake() {
@@ -170,7 +168,7 @@ import Testing
         effects = []
         // Mum's alert had already left the modem: the network accepts it a second later.
         news(0, .sent, 6)
-        // BUG: "I'm OK now" with nobody reached yet leaves aftercare.allClear empty, so allClearCatchUp never sends it: Mum gets the panic SMS and no "I'm OK".
+        // Regression: "I'm OK now" with nobody reached yet leaving aftercare.allClear empty, so that Mum gets the panic SMS and never the "I'm OK".
         #expect(sent.contains { $0.slot == 0 && $0.purpose == .allClear })
     }
 
@@ -215,7 +213,7 @@ import Testing
         core.apply(.callChanged(active: true), at: at(27), effects: &effects)
         core.apply(.callChanged(active: false), at: at(60), effects: &effects)   // no answer
         run(61, 600)
-        // BUG: dialling the counselling line ends the escalation as .stopped; when that call fails nobody is ever rung.
+        // Regression: dialling the counselling line ending the escalation as .stopped, nobody rung when that call fails.
         #expect(dialled.contains(Self.mum))
     }
 
@@ -246,14 +244,15 @@ import Testing
     // MARK: Check-in
 
     /// A check-in record dated in the future (a restored backup, a clock that was wrong once)
-    /// silently switches "send help if I don't check in" off for years.
+    /// must not silently switch "send help if I don't check in" off for years: today is still
+    /// prompted for, and help still goes.
     @Test mutating func aCheckInRecordFromTheFutureDoesNotDisableTheCheckIn() throws {
         var s = DeviceSettings()
         s.checkIn.deadline = 9 * 60
         self = try HelpIsComingHostileInputTests(settings: s, checkIn: CheckInRecord(day: CivilDate.day(year: 2099, month: 1, day: 1), outcome: .confirmed))
         trusted(true, 0)
         run(hm(9, 0) - 2, hm(9, 0) + 2)
-        // BUG: `last.day >= today` treats a future day as today already settled: no prompt, no reminder, no help, ever.
+        // Regression: `last.day >= today` taking a future day for today already settled (no prompt, no reminder, no help, ever).
         #expect(core.state.checkIn.showing)
         run(hm(9, 0) + 3, hm(9, 31))
         #expect(sent.contains { $0.purpose == .checkIn })
@@ -277,7 +276,7 @@ import Testing
         trusted(true, hm(10, 0))
         effects = []
         run(hm(10, 0), hm(10, 0) + 5)
-        // BUG: while the clock was untrusted the prompt was hidden and no press counted; once trusted again the stale sendsAt sends help at once, without a single new reminder.
+        // Regression: the prompt hidden and no press counted while the clock was untrusted, then the stale sendsAt sending help at once, without a single new reminder.
         #expect(!sent.contains { $0.purpose == .checkIn })
     }
 
@@ -323,7 +322,7 @@ import Testing
 
     // MARK: Monthly test
 
-    /// A test record from the future stops the monthly test for good.
+    /// A test record from the future does not stop the monthly test: the test goes when due.
     @Test mutating func aMonthlyTestRecordFromTheFutureDoesNotStopTheTests() throws {
         var s = DeviceSettings()
         s.panic.monthlyTest = true
@@ -331,28 +330,53 @@ import Testing
         self = try HelpIsComingHostileInputTests(settings: s, alertTest: AlertTestRecord(at: WallTime(secondsSinceEpoch: (1 << 40) - 1), outcome: .delivered))
         trusted(true, 0)
         run(hm(10, 0), hm(10, 0) + 5)
-        // BUG: `now - last.at < 30 days` is always true for a date in the future: no test is ever sent again.
+        // Regression: `now - last.at < 30 days`, always true for a date in the future (no test ever sent again).
         #expect(sent.contains { $0.purpose == .test })
     }
 
-    @Test(arguments: ["", "\n", "1795000000 delivered", "1795000000 failed", "1795000000 failed \u{1B}[2J" + String(repeating: "x", count: 400),
-                      "-1 sent", "+5 sent", "1099511627776 sent", "99999999999999999999999 sent", "1795000000 sent extra",
-                      "1795000000  sent", "1795000000 sent\n1795000001 sent", "\u{FEFF}1795000000 sent", "1795000000\tsent"])
-    func hostileAlertTestFilesNeverTrap(_ text: String) {
-        _ = try? AlertTestFile.parse(Array(text.utf8))
+    /// Odd and hostile `alertTest.txt` contents: refused (the device sets the file aside), or
+    /// read as exactly the one record they hold (nil: no test yet). A reason is kept as written;
+    /// `format` makes it one safe line.
+    @Test(arguments: [
+        ("", false, nil), ("\n", false, nil),
+        ("1795000000 delivered", false, AlertTestRecord(at: WallTime(secondsSinceEpoch: 1_795_000_000), outcome: .delivered)),
+        ("1795000000 failed", false, AlertTestRecord(at: WallTime(secondsSinceEpoch: 1_795_000_000), outcome: .failed(""))),
+        ("1795000000 failed \u{1B}[2J" + String(repeating: "x", count: 400), false,
+         AlertTestRecord(at: WallTime(secondsSinceEpoch: 1_795_000_000), outcome: .failed("\u{1B}[2J" + String(repeating: "x", count: 400)))),
+        ("-1 sent", true, nil), ("+5 sent", false, AlertTestRecord(at: WallTime(secondsSinceEpoch: 5), outcome: .sent)),
+        ("1099511627776 sent", true, nil), ("99999999999999999999999 sent", true, nil), ("1795000000 sent extra", true, nil),
+        ("1795000000  sent", true, nil), ("1795000000 sent\n1795000001 sent", true, nil), ("\u{FEFF}1795000000 sent", true, nil),
+        ("1795000000\tsent", true, nil),
+    ] as [(String, Bool, AlertTestRecord?)])
+    func hostileAlertTestFilesAreRefusedOrReadExactly(_ text: String, _ refused: Bool, _ record: AlertTestRecord?) throws {
+        if refused {
+            #expect(throws: AlertTestFile.Problem.self, "\(String(reflecting: text)) was read") { try AlertTestFile.parse(Array(text.utf8)) }
+        } else {
+            #expect(try AlertTestFile.parse(Array(text.utf8)) == record, "\(String(reflecting: text))")
+        }
     }
 
-    @Test(arguments: ["", "2026-11-22 confirmed", "2026-02-29 confirmed", "2024-02-29 missed", "1969-12-31 confirmed",
-                      "9999-12-31 confirmed", "0000-01-01 confirmed", "2026-13-01 missed", "2026-1-01 missed", "２０２６-11-22 confirmed",
-                      "2026-11-22 confirmed extra", "2026-11-22 CONFIRMED", "2026-11-22 confirmed\r"])
-    func hostileCheckInFilesNeverTrap(_ text: String) {
-        _ = try? CheckInFile.parse(Array(text.utf8))
+    /// Odd and hostile `checkIn.txt` contents: refused, or read as exactly the day they hold.
+    @Test(arguments: [
+        ("", false, nil), ("2026-11-22 confirmed", false, CheckInRecord(day: CivilDate.day(year: 2026, month: 11, day: 22), outcome: .confirmed)),
+        ("2026-02-29 confirmed", true, nil), ("2024-02-29 missed", false, CheckInRecord(day: CivilDate.day(year: 2024, month: 2, day: 29), outcome: .missed)),
+        ("1969-12-31 confirmed", true, nil),
+        ("9999-12-31 confirmed", false, CheckInRecord(day: CivilDate.day(year: 9999, month: 12, day: 31), outcome: .confirmed)),
+        ("0000-01-01 confirmed", true, nil), ("2026-13-01 missed", true, nil), ("2026-1-01 missed", true, nil), ("２０２６-11-22 confirmed", true, nil),
+        ("2026-11-22 confirmed extra", true, nil), ("2026-11-22 CONFIRMED", true, nil), ("2026-11-22 confirmed\r", true, nil),
+    ] as [(String, Bool, CheckInRecord?)])
+    func hostileCheckInFilesAreRefusedOrReadExactly(_ text: String, _ refused: Bool, _ record: CheckInRecord?) throws {
+        if refused {
+            #expect(throws: CheckInFile.Problem.self, "\(String(reflecting: text)) was read") { try CheckInFile.parse(Array(text.utf8)) }
+        } else {
+            #expect(try CheckInFile.parse(Array(text.utf8)) == record, "\(String(reflecting: text))")
+        }
     }
 
     // MARK: Overlays and PANIC
 
-    /// PANIC in the hour before the check-in deadline (the prompt is up): the alerts go, but the
-    /// check-in prompt stays drawn over the alert status screen and eats the next press.
+    /// PANIC in the hour before the check-in deadline (the prompt is up): the alerts go and the
+    /// alert status screen shows; the check-in prompt leaves it, so it cannot eat the next press.
     @Test mutating func panicDuringTheCheckInWindowShowsTheAlertStatus() throws {
         var s = DeviceSettings()
         s.checkIn.deadline = 9 * 60
@@ -363,7 +387,7 @@ import Testing
         panic(hm(8, 0) + 2)
         #expect(sent.map(\.slot) == [0, 2])
         #expect(core.state.overlay == .alertStatus)
-        // BUG: the check-in prompt is drawn over everything (Screen.swift) and stays up after PANIC: the person does not see whether the alerts went out, and their next press (e.g. SELECT held for "I'm OK now") is taken as the check-in.
+        // Regression: the check-in prompt (drawn over everything, Screen.swift) staying up after PANIC, hiding whether the alerts went out and taking the next press (e.g. SELECT held for "I'm OK now") as the check-in.
         #expect(!core.state.checkIn.showing)
     }
 

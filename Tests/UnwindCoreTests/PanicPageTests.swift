@@ -29,7 +29,7 @@ import Testing
 
     var sent: [[AlertRequest]] { effects.compactMap { if case .sendAlerts(let r) = $0 { r } else { nil } } }
 
-    /// PANIC again (issue 25, 8), decided: while any alert is still on its way, nothing is sent
+    /// PANIC again: while any alert is still on its way, nothing is sent
     /// twice ("already on their way"); once every alert is out — even 0.05 s after the last
     /// confirmation — a person pressing again wants help again, and every contact is sent the
     /// alert again, as a new episode.

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import UnwindCore
 
-/// STATUS by SMS and the maintainer's texts (issue 28), in the pure core on simulated time and
+/// STATUS by SMS and the maintainer's texts, in the pure core on simulated time and
 /// a simulated wall clock (UTC; the day starts at 2026-11-22 00:00): what is a request, who is
 /// answered, the limits, the words, and what the person never sees.
 @Suite struct StatusBySMSTests {
@@ -176,8 +176,8 @@ import Testing
     /// A clock set back does not open the limits; a record far in the future (a clock that was
     /// wrong when it was written, or is wrong now) does not close them for good: it is re-dated
     /// to now and counts for the limit's own length — a day for the daily limit — from then.
-    /// (Before the review of issue 28 a record over a day ahead was ignored: a clock set back
-    /// two days opened every limit.)
+    /// (Ignored instead, a record over a day ahead would let a clock set back two days open
+    /// every limit.)
     @Test func recordsFromTheFuture() throws {
         let soon = StatusTextRecord(at: WallTime(secondsSinceEpoch: Self.midnight + 3600), kind: .answer(slot: 0))
         var back = try StatusBySMSTests(records: [soon])

@@ -2,10 +2,10 @@ import Foundation
 import Testing
 @testable import UnwindCore
 
-/// The device's own time zones (TZif files read by the core, issue 23: no ICU in the
-/// executable) against Foundation's, which reads ICU's copy of the same database: the same
-/// offset at every instant tried, across every change of 1990-2036 and on the footer's rule
-/// after the last transition the file lists.
+/// The device's own time zones (TZif files read by the core: no ICU in the executable) against
+/// Foundation's, which reads ICU's copy of the same database: the same offset at every instant
+/// tried, across every change of 1990-2036 and on the footer's rule after the last transition
+/// the file lists.
 @Suite struct ZoneInfoTests {
     // Not America/Vancouver: British Columbia's permanent daylight time is in newer tz releases
     // than ICU's copy, so the two sources differ from 2026 on by release, not by reading.

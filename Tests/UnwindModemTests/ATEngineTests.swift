@@ -56,7 +56,7 @@ struct ATEngineTests {
         #expect(d.unsolicited == [.messagePDU(header: "+CMT: ,12", pdu: "0004AA"), .other("+CDS: 25"), .ring])
     }
 
-    /// Line noise glued to the prompt and to result codes (issue 25, 3): the prompt is found at
+    /// Line noise glued to the prompt and to result codes: the prompt is found at
     /// the end of the noise and the PDU written once; the results are read behind theirs.
     @Test(arguments: [[0xFF, 0xFE], [0x00, 0x13, 0xF0], [0xE0, 0x80]] as [[UInt8]])
     func noiseGluedToThePromptAndToResultCodes(_ noise: [UInt8]) throws {
@@ -276,8 +276,8 @@ struct ATEngineTests {
     }
 }
 
-/// A modem flooding the line (the outside review's F5: 94 MB of garbage during a wait grew the
-/// daemon past 128 MB): the lines kept for the command in flight are capped.
+/// A modem flooding the line (94 MB of garbage during a wait would grow the daemon past its
+/// 128 MB): the lines kept for the command in flight are capped.
 @Suite("AT engine: a flooding modem")
 struct ATEngineFloodTests {
     @Test func aFloodOfLinesKeepsAtMostTheCap() {

@@ -82,7 +82,7 @@ struct AlertSlotTests {
             #expect(throws: AlertFieldError.self) { try AlertSlot(name: "a", number: "123", message: "Help\(bad)me") }
         }
         #expect(throws: AlertFieldError(.message, .blank)) { try AlertSlot(name: "a", number: "123", message: "  ") }
-        // Quotes and semicolons are refused at save (issue 5's injection rule), naming the place.
+        // Quotes and semicolons are refused at save (nothing of a slot reaches a command line), naming the place.
         #expect(throws: AlertFieldError(.message, .commandCharacter(position: 8, scalar: 0x3B))) {
             try AlertSlot(name: "a", number: "123", message: "Call me; now")
         }

@@ -223,7 +223,7 @@ struct DeliveryReportTests {
 }
 
 /// Reports for the first parts of a long message that arrive while its last part is still being
-/// sent (issue 25, 4): kept, and counted once the message is accepted whole.
+/// sent: kept, and counted once the message is accepted whole.
 @Suite("Status reports of a long message's first parts")
 struct EarlyReportTests {
     @Test func reportsThatComeWhileLaterPartsAreSentCount() throws {

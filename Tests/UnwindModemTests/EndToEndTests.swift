@@ -44,7 +44,7 @@ struct EndToEndTests {
         expectClean(rig.sim, texts: alerts.map(\.alert.message))
     }
 
-    /// Issue 15 over a real tty: a status report turns "sent" into "delivered", and a reply
+    /// Help is coming over a real tty: a status report turns "sent" into "delivered", and a reply
     /// (UCS-2, so its PDU is long) goes from the SIM to the card and off the SIM.
     @Test func aReportAndAReply() throws {
         var script = ModemScript()
@@ -84,7 +84,7 @@ struct EndToEndTests {
         expectClean(rig.sim)
     }
 
-    /// Issue 28 over a real tty: a contact texts "status" from their number without the "+",
+    /// STATUS by SMS over a real tty: a contact texts "status" from their number without the "+",
     /// the core decides, and the answer goes to the number the slot stores. Nothing of the
     /// request is ever on a command line: the modem heard AT+CMGR/AT+CMGD and PDUs in hex.
     @Test func aStatusRequestAndItsAnswer() throws {

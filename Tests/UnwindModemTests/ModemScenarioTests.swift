@@ -188,7 +188,7 @@ struct ModemScenarioTests {
     }
 
     /// +CMS ERROR 330 on every submit while the SIM has a centre (`AT+CSCA?` answered one) and
-    /// none is configured (issue 25, 5): the diagnosis says what was seen — the network refuses
+    /// none is configured: the diagnosis says what was seen — the network refuses
     /// that centre — and what to try; never "the SIM has no message centre number".
     @Test func serviceCentreRefusedByTheNetworkIsSaidSo() throws {
         var script = ModemScript()

@@ -7,7 +7,7 @@ import UnwindLinuxHardware
 import UnwindModem
 import UnwindSeams
 
-/// Issue 5's restart test, with a real process and a real SIGKILL: the panic path is killed
+/// The outbox across a restart, with a real process and a real SIGKILL: the panic path is killed
 /// between the outbox write and `+CMGS` (before any AT traffic, or with the PDU on the wire and
 /// no confirmation), and the next start sends the alert — once or twice, never not at all.
 @Suite("Outbox: killed mid-send", .serialized)

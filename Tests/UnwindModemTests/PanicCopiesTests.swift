@@ -6,7 +6,7 @@ import UnwindLinuxHardware
 import UnwindModem
 
 /// How many copies each contact gets, counted as the simulated network saw them (every part it
-/// took, answered or not), and how soon each contact's first attempt goes out (issue 25, 2 and 3).
+/// took, answered or not), and how soon each contact's first attempt goes out.
 /// The device's real timeouts: 20 s for a first attempt's confirmation, the modem's 60 s after.
 @Suite("Panic path: copies per contact, first attempts")
 struct PanicCopiesTests {
@@ -95,7 +95,7 @@ struct PanicCopiesTests {
     }
 }
 
-/// A prompt and results with line noise glued in front (issue 25, 3): found, the alert goes once,
+/// A prompt and results with line noise glued in front: found, the alert goes once,
 /// and every contact's first attempt is out within 10 s of the alerts being asked for.
 @Suite("Panic path: line noise in front of the prompt and the results")
 struct PanicNoiseTests {

@@ -5,7 +5,7 @@ import UnwindCore
 import UnwindLinuxHardware
 import UnwindModem
 
-/// The panic path tells the exact truth (issue 14): a confirmation counts only for the PDU it
+/// The panic path tells the exact truth: a confirmation counts only for the PDU it
 /// answers, and one contact's slow or garbled confirmation never holds back the others.
 @Suite("Panic path: the exact truth")
 struct PanicTruthTests {
@@ -140,8 +140,7 @@ struct PanicTruthTests {
         #expect(rig.sim.submitCount == submitsBefore, "the test was sent again after the restart")
     }
 
-    /// A modem that answers AT while an earlier submit is still pending (the outside review's
-    /// F1): Mum's confirmation comes late, while Dad's PDU — which the network refuses — waits.
+    /// A modem that answers AT while an earlier submit is still pending: Mum's confirmation comes late, while Dad's PDU — which the network refuses — waits.
     /// The late `+CMGS` must not make Dad "SENT": inside the window in which Mum's answer may
     /// still come, a confirmation credits nothing, and both are sent again once it has closed.
     @Test func aLateConfirmationWhileTheNextContactWaitsCreditsNobody() throws {

@@ -232,7 +232,7 @@ struct PolicyTests {
         #expect(c.state == .ended("the other end hung up") && c.next(at: ctx.now + .seconds(5)) == nil)
     }
 
-    /// A modem without AT+CLCC: asked once, then the call goes on as before (ringing or talking).
+    /// A modem without AT+CLCC: asked once, then the call goes on as it is (ringing or talking).
     @Test func aModemThatRefusesTheCallListIsNotAskedAgain() {
         var ctx = Self.context()
         var c = Calls(timeouts: ModemTimeouts())

@@ -9,32 +9,21 @@ import UnwindLinuxHardware
 import UnwindModem
 import UnwindSeams
 
-/// Short timeouts so a scenario runs in tens of milliseconds.
+/// The fast configuration with the device's cadences short too (registration, dialling, SIM
+/// retries, a restart's settling), so a scenario runs in tens of milliseconds.
 func testConfiguration(_ change: (inout ModemConfiguration) -> Void = { _ in }) -> ModemConfiguration {
-    var t = ModemTimeouts()
-    t.command = .milliseconds(300)
-    t.syncAttempt = .milliseconds(100)
-    t.prompt = .milliseconds(200)
-    t.submit = .milliseconds(400)
-    t.dial = .milliseconds(300)
-    t.dialPatience = .seconds(2)
-    t.drain = .milliseconds(50)
-    t.resultGrace = .milliseconds(100)
-    t.simBusyRetry = .milliseconds(40)
-    t.simProblemRetry = .milliseconds(100)
-    t.registrationPoll = .milliseconds(100)
-    t.registrationPatience = .milliseconds(300)
-    t.statusRefresh = .seconds(60)
-    t.reset = .milliseconds(400)
-    t.bootSettle = .milliseconds(200)
-    var b = ModemBackoff()
-    b.first = .milliseconds(30)
-    b.maximum = .milliseconds(200)
-    b.reopenFirst = .milliseconds(30)
-    b.reopenMaximum = .milliseconds(100)
-    var c = ModemConfiguration(timeouts: t, backoff: b)
-    change(&c)
-    return c
+    fastModemConfiguration { c in
+        c.timeouts.dial = .milliseconds(300)
+        c.timeouts.dialPatience = .seconds(2)
+        c.timeouts.simBusyRetry = .milliseconds(40)
+        c.timeouts.simProblemRetry = .milliseconds(100)
+        c.timeouts.registrationPoll = .milliseconds(100)
+        c.timeouts.registrationPatience = .milliseconds(300)
+        c.timeouts.statusRefresh = .seconds(60)
+        c.timeouts.reset = .milliseconds(400)
+        c.timeouts.bootSettle = .milliseconds(200)
+        change(&c)
+    }
 }
 
 /// Where a scenario's simulated modem is plugged in.

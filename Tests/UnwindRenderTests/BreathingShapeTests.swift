@@ -3,7 +3,7 @@ import Testing
 @testable import UnwindRender
 
 /// The picture follows the pattern: the square for four-phase patterns (the spec's page, pixel
-/// for pixel as before), the bar for the others; the chooser, the countdown of a timed session,
+/// for pixel), the bar for the others; the chooser, the countdown of a timed session,
 /// the check-in and the ratings' statistics.
 @Suite struct BreathingShapeTests {
     func running(_ preset: BreathingPreset, minutes: Int = 0, at start: Double = 0) -> DeviceCore {

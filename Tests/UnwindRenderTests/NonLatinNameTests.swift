@@ -3,7 +3,7 @@ import Testing
 @testable import UnwindCore
 @testable import UnwindRender
 
-/// Issue 14, item 6: names in other scripts are drawn, and a name that cannot be drawn is
+/// Names in other scripts are drawn, and a name that cannot be drawn is
 /// replaced by something that still says whose it is.
 @Suite struct NonLatinNameTests {
     static let fonts: [BitmapFont] = [.small, .regular, .large]

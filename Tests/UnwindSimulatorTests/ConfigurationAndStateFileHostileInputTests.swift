@@ -3,10 +3,9 @@ import Testing
 import UnwindAssembly
 import UnwindCore
 
-/// Hostile configuration for issues 15 and 16 (help is coming, breathing patterns) through the
-/// real `DeviceConfiguration.parse`, and hostile state files through the real `unwind` CLI.
-/// Written by an outside tester, as a review from outside; a `// BUG:` comment names the defect its
-/// test found (each fixed since), the other tests document attacks survived.
+/// Hostile configuration of help is coming and breathing patterns through the real
+/// `DeviceConfiguration.parse`, and hostile state files through the real `unwind` CLI. A
+/// `// Regression:` line names the defect its test keeps out.
 @Suite struct ConfigurationAndStateFileHostileInputTests {
     func problems(_ yaml: String) -> [String] {
         do {
@@ -54,7 +53,7 @@ import UnwindCore
     /// the check-in is not on, not leave the person believing help comes if they do not check in.
     @Test(arguments: ["checkin: on\n", "checkin: \"09:00\"\n", "panic: 5\n"])
     func aValueInsteadOfTheHelpSectionsIsNamed(_ yaml: String) {
-        // BUG: `breathing:`/`haptics:` report a value given instead of their keys, `checkin:` and `panic:` do not: "checkin: on" is accepted and the check-in silently stays off.
+        // Regression: `checkin:` and `panic:` accepting a value where `breathing:`/`haptics:` name it ("checkin: on" accepted, the check-in silently off).
         #expect(!problems(yaml).isEmpty, "accepted: \(yaml)")
     }
 
@@ -87,9 +86,9 @@ import UnwindCore
         #expect(c.settings.panic.okMessage == "Fine now, sorry!")
     }
 
-    /// The pre-issue-16 key `haptics.breath_pulses` still read with its old meaning (a
-    /// configuration from before the per-phase keys must still start, and feel as it did;
-    /// Sources/UnwindCore/README.md: "then breathing in and out feel alike, as before"): two
+    /// The older key `haptics.breath_pulses` still read with its own meaning (a configuration
+    /// written without the per-phase keys must still start, and feel as it always did;
+    /// Sources/UnwindCore/README.md: "then breathing in and out feel alike"): two
     /// breath pulses give "breathe in" two 120 ms taps, as "hold" has. Only the new per-phase keys are checked for
     /// twins (identicalPhasePulsesAreAtLeastReported).
     @Test func anOlderHapticsKeyKeepsItsOldMeaning() throws {
@@ -100,11 +99,11 @@ import UnwindCore
         #expect(h.inhale == h.hold)
     }
 
-    /// Nothing stops a configuration from giving two phases the same pulses (the issue: "each
-    /// has its own configurable pulse pattern"; distinct is the point).
+    /// A configuration that gives every phase the same pulses is reported: each phase has its
+    /// own pulse pattern so that it can be told apart with eyes closed.
     @Test func identicalPhasePulsesAreAtLeastReported() {
         let p = problems("haptics:\n  inhale: 120\n  exhale: 120\n  hold: 120\n  top_up: 120\n")
-        // BUG: every phase set to one 120 ms tap is accepted silently: with eyes closed no phase can be told apart.
+        // Regression: every phase set to one 120 ms tap accepted silently.
         #expect(!p.isEmpty)
     }
 

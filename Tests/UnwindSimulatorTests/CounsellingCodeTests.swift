@@ -8,7 +8,7 @@ import UnwindRuntime
 import UnwindRender
 import UnwindSimulator
 
-/// Issue 9: the counselling website as a QR code, checked with an independent decoder
+/// The counselling website as a QR code, checked with an independent decoder
 /// (zbarimg, from Debian's zbar-tools, which deploy/dev-deps.sh installs).
 @Suite struct CounsellingCodeTests {
     static let zbarimg = ["/usr/bin/zbarimg", "/usr/local/bin/zbarimg"].first { FileManager.default.isExecutableFile(atPath: $0) }

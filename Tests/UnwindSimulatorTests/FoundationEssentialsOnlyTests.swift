@@ -3,7 +3,7 @@ import Testing
 
 /// The executable links `FoundationEssentials` only, never the whole of Foundation: on Linux
 /// that brings FoundationInternationalization and ICU, whose data alone was 32.6 MB of a 59 MB
-/// executable (issue 23; Sources/README.md, "Foundation: only FoundationEssentials"). One
+/// executable (Sources/README.md, "Foundation: only FoundationEssentials"). One
 /// `import Foundation` in any module of `unwind` (or a SwiftPM resource bundle, whose accessor
 /// imports it) brings them back; the test and the benchmark may import it.
 @Suite struct FoundationEssentialsOnlyTests {

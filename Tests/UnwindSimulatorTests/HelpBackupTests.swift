@@ -3,7 +3,7 @@ import Testing
 @testable import UnwindCore
 import UnwindRuntime
 
-/// Backups carry the help state too (issue 25, 9): the last check-in, the last monthly test and
+/// Backups carry the help state too: the last check-in, the last monthly test and
 /// what followed the last alerts, restored through the core so a running device takes them up —
 /// never as something to do again (no grace period resumed, no call rung, no alert resent).
 @Suite("Backups of the help state", .serialized)

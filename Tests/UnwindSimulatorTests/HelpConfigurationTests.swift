@@ -2,7 +2,7 @@ import Testing
 import UnwindAssembly
 import UnwindCore
 
-/// `panic:` and `checkin:` keys of issue 15: the defaults, good values, and a table of hostile
+/// The `panic:` and `checkin:` keys: the defaults, good values, and a table of hostile
 /// forms — each refused with the key's name and what is allowed, never a crash.
 @Suite struct HelpConfigurationTests {
     @Test func defaults() throws {

@@ -9,7 +9,7 @@ import UnwindLinuxHardware
 import UnwindModem
 import UnwindSeams
 
-/// What the loop hears from the modem link after the alerts went out (issue 15): "delivered"
+/// What the loop hears from the modem link after the alerts went out: "delivered"
 /// after "sent", follow-ups as follow-ups, replies (the unseen ones again at start), readiness,
 /// and a call that ended by itself — on a modem line in memory, on simulated time.
 @Suite struct HelpNewsLinkTests {
@@ -94,8 +94,8 @@ import UnwindSeams
         #expect(p.map(\.slot) == [3] && p.map(\.delivery) == [.sent])
     }
 
-    /// A missed check-in's alerts still on their way at a restart come back as the check-in's
-    /// (issue 25, 9), not as a PANIC: the status screen and `unwind status` say why they went.
+    /// A missed check-in's alerts still on their way at a restart come back as the check-in's,
+    /// not as a PANIC: the status screen and `unwind status` say why they went.
     @Test func aMissedCheckInsAlertsComeBackAsTheCheckIns() throws {
         var script = ModemScript()
         script.defaultSubmit = SubmitPlan(result: .silence)  // never confirmed: still in the outbox

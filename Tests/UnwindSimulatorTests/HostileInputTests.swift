@@ -62,7 +62,7 @@ import UnwindSimulator
                 .refused(2, "has a control character (U+001B) at line 1, column 1"))
             // An escape written the YAML way reaches the key itself: shown escaped.
             put("escaped-key.conf", "display:\n  bus: 2\n\"\\e[31mevil\": 1\n", .refused(2, "\\u001B[31mevil: unknown key"))
-            // Not a configuration at all (issue 26, item 5): its keys are not quoted.
+            // Not a configuration at all: its keys are not quoted.
             put("secret", "root:$6$SECRETHASH:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n", .refused(2, "2 keys no setting has; is this an unwind configuration file?"))
             #expect(symlink(path("secret"), path("shadow-link.conf")) == 0)
             cases.append(("shadow-link.conf", .refused(2, "is a symbolic link (to ")))
@@ -108,7 +108,7 @@ import UnwindSimulator
     }
 
     /// "aaa", "aab", … then four letters: `count` distinct keys, short enough for 60,000 of
-    /// them to stay under the size limit. Not `sms`, a section of the file (issue 28): given a
+    /// them to stay under the size limit. Not `sms`, a section of the file: given a
     /// value it is told apart, as a section given a value.
     static func shortKeys(_ count: Int) -> [String] {
         let letters = Array("abcdefghijklmnopqrstuvwxyz0123456789")
@@ -195,8 +195,8 @@ import UnwindSimulator
         #expect(!FileManager.default.fileExists(atPath: socket))
     }
 
-    /// Every maintainer's command reads `--config` the same way (a state directory given makes
-    /// a bad file no matter, as before).
+    /// Every maintainer's command reads `--config` the same way (with `--state` given the file
+    /// is not needed, and a bad one does not matter).
     @Test func maintenanceCommandsReadTheFileTheSameWay() throws {
         let files = try Files()
         expectFailure(UnwindRun.run(["mantras", "list", "--config", files.path("fifo.conf")]), 2, "is a FIFO (named pipe)")

@@ -11,9 +11,8 @@ import UnwindCore
 @testable import UnwindRuntime
 import UnwindSimulator
 
-/// The control socket against a hostile local user (issue 12): each attack a tester found, run
-/// for a few seconds against the real loop on the real clock (MaintenanceRig) over connections
-/// made here with socket(2) and connect(2). Each attack must leave the loop drawing its
+/// The control socket against a hostile local user: each attack run for a few seconds against
+/// the real loop on the real clock (MaintenanceRig) over connections made here with socket(2) and connect(2). Each attack must leave the loop drawing its
 /// frames, this process's memory (the loop, the rig and the attacker all live in it) within
 /// `memoryBound` of where it was, and a maintainer's `unwind status` working meanwhile.
 @Suite("Hostile control-socket clients", .serialized) struct HostileSocketTests {
@@ -189,7 +188,7 @@ import UnwindSimulator
                "\(delivered.count) SMS reached the modem")
     }
 
-    /// Floods of requests whose decoding is the client's choice (issue 26, item 9): a
+    /// Floods of requests whose decoding is the client's choice: a
     /// megabyte nested a megabyte deep, one nested 600 deep, a megabyte of bytes that are not
     /// UTF-8, a megabyte mantra that decodes, and a request dripped three bytes at a time, from
     /// three connections at once for three seconds. Decoding runs off the loop's thread, and a

@@ -7,7 +7,7 @@ import UnwindMaintenance
 import UnwindCore
 import UnwindSimulatedHardware
 
-/// The escalation ladder across a real SIGKILL (issue 25, 5): the whole device — the real
+/// The escalation ladder across a real SIGKILL: the whole device — the real
 /// `unwind sim --modem` executable in a terminal made by `script(1)` — on a modem simulator on
 /// a pseudo-terminal (the network: it counts every `ATD` and every SMS), killed with SIGKILL
 /// while it rings the second contact, then started again on the same state directory. Nobody is

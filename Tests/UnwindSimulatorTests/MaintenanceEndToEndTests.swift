@@ -146,7 +146,7 @@ import UnwindSimulator
         let creg = rig.unwind(["modem", "at", "at+creg?"])
         #expect(creg.stdout == "+CREG: 0,1\nOK\n", "\(creg)")
         // A read form of a command this modem does not know reaches it and gets its ERROR; the
-        // bare command is refused here (issue 14: only read-only queries pass).
+        // bare command is refused here (only read-only queries pass).
         let unknown = rig.unwind(["modem", "at", "AT+XYZ?"])
         expectFailure(unknown, 1, "AT+XYZ?: ERROR")
         expectFailure(rig.unwind(["modem", "at", "AT+XYZ"]), 2, "only read-only queries are allowed")

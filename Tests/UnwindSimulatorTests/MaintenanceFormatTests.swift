@@ -128,7 +128,7 @@ import UnwindModem
                     "AT+CSQ;+CMGS=1", "AT+CSCA=\"1\"", "AT+X='1'", "AT CSQ", "AT\r", "AT\u{1B}", "AT+CFUN=1,1", "AT+CPOWD=1",
                     "AT+QPOWD", "AT+Ç", "AT" + String(repeating: "E", count: 63), "ATV0", "ATQ1", "ATZ", "AT&F", "ATE1",
                     "AT+IPR=9600", "AT+CMEE=0", "AT+IFC=2,2", "ATH",
-                    // Issue 14: anything that can stop the panic path, and a network scan.
+                    // Anything that can stop the panic path, and a network scan.
                     "AT+COPS=2", "AT+COPS=?", "AT+CLCK=SC,1,1234", "AT+CPIN=1234", "AT+CPWD=SC,1,2", "AT+CSCLK=2", "AT+CRESET",
                     "AT+CSCA=123", "AT+CMGF=1", "AT+CMGD=1,4", "AT+CUSD=1,*100#", "AT+CCFC=0,3", "AT+CGATT=0", "AT+CNMI=0,0"] {
             #expect(throws: TechnicianCommand.Refusal.self, "\(bad.debugDescription)") { try TechnicianCommand(bad) }

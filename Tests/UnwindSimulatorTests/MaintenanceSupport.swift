@@ -91,20 +91,15 @@ final class MaintenanceRig: @unchecked Sendable {
         thread.start()
     }
 
+    /// The fast configuration, with more patience for an answer: the modem simulator, the loop
+    /// and the maintainer's processes share the machine on the real clock.
     static var modemConfiguration: ModemConfiguration {
-        var t = ModemTimeouts()
-        t.command = .milliseconds(500)
-        t.syncAttempt = .milliseconds(200)
-        t.prompt = .milliseconds(500)
-        t.submit = .seconds(2)
-        t.drain = .milliseconds(50)
-        t.resultGrace = .milliseconds(100)
-        var b = ModemBackoff()
-        b.first = .milliseconds(50)
-        b.maximum = .milliseconds(300)
-        b.reopenFirst = .milliseconds(50)
-        b.reopenMaximum = .milliseconds(200)
-        return ModemConfiguration(timeouts: t, backoff: b)
+        fastModemConfiguration {
+            $0.timeouts.command = .milliseconds(500)
+            $0.timeouts.syncAttempt = .milliseconds(200)
+            $0.timeouts.prompt = .milliseconds(500)
+            $0.timeouts.submit = .seconds(2)
+        }
     }
 
     /// Stops the loop (the session is saved, as on SIGTERM), then the socket and the presence.

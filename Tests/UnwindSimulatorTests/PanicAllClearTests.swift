@@ -6,7 +6,7 @@ import UnwindMaintenance
 import UnwindModem
 import UnwindSimulatedHardware
 
-/// "I'm OK now" while alerts are in doubt (issue 25, 1): every contact who may have any part of
+/// "I'm OK now" while alerts are in doubt: every contact who may have any part of
 /// the alert gets exactly one all-clear — counted as the simulated network saw them — and nobody
 /// else; "nobody had it" only when no part of any alert can have reached anyone.
 @Suite("Panic path: \"I'm OK now\" while alerts are in doubt")
@@ -105,7 +105,7 @@ struct PanicAllClearTests {
     }
 }
 
-/// `unwind status` says who replied, what and when (issue 25, 6), in text and `--json`, with
+/// `unwind status` says who replied, what and when, in text and `--json`, with
 /// the reply's text made safe for a terminal.
 @Suite("Status: what contacts replied")
 struct StatusRepliesTests {

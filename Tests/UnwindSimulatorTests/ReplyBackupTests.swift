@@ -6,7 +6,7 @@ import UnwindRuntime
 import UnwindLinuxHardware
 import UnwindModem
 
-/// Backups carry the replies too (issue 25, 9): `replies/<id>.reply` in the archive, taken into
+/// Backups carry the replies too: `replies/<id>.reply` in the archive, taken into
 /// the inbox by one rule whether the device runs or not — union by id, seen if either says
 /// seen, a reply only the backup has comes back seen (old news), nothing the inbox holds is
 /// lost. A hostile reply member refuses the whole archive and nothing changes.

@@ -10,7 +10,7 @@ import UnwindMaintenance
 import UnwindCore
 @testable import UnwindRuntime
 
-/// Control requests are decoded off the loop's thread (issue 26, item 9): the loop hands a
+/// Control requests are decoded off the loop's thread: the loop hands a
 /// line to the decoder and goes on with its passes; nothing a client writes is decoded, nor
 /// walked character by character, on the loop's thread.
 @Suite("The control socket's request decoder") struct RequestDecoderTests {

@@ -143,7 +143,7 @@ struct TerminalSimulatorTests {
         #expect(first.exitStatus() == 0)
     }
 
-    /// The headless simulator on a running device's state directory (issue 26, item 6): it
+    /// The headless simulator on a running device's state directory: it
     /// refuses as a second device does, and the running one's files are untouched; while a
     /// headless run holds a directory, a maintainer's change is refused rather than written
     /// under it.

@@ -247,7 +247,7 @@ extension DeviceConfiguration {
 }
 
 extension DeviceConfiguration {
-    /// STATUS by SMS and the maintainer's texts (issue 28): `device.name`, `sms.status_words`,
+    /// STATUS by SMS and the maintainer's texts: `device.name`, `sms.status_words`,
     /// `maintainer.number`, `maintainer.alert_after_minutes`.
     static func parseStatusTexts(_ r: ConfigReader, into c: inout DeviceConfiguration) {
         for (section, example) in [("device", "name: Unwind"), ("sms", "status_words: \"ESTADO, ÉTAT\""),

@@ -69,14 +69,14 @@ public enum MaintainerChange: Equatable, Sendable {
     /// `unwind hardware motor`: three firm pulses, unlike any pattern the device gives by itself.
     case motorTest
 
-    // Breathing beyond the box (issue 16)
+    // Breathing beyond the box
     /// `unwind patterns add|remove`: the maintainer's own patterns, offered after the shipped
     /// ones. Saved as `patterns.txt`.
     case setCustomPatterns([BreathingPreset])
     /// A restore: the pattern and session length the person chose, as the backup had them.
     case setBreathingChoice(BreathingChoice)
 
-    // Help state in a backup (issue 25, 9)
+    // Help state in a backup
     /// A restore: the last settled check-in day (a grace period under way on the device stays).
     case restoreCheckIn(CheckInRecord?)
     /// A restore: the last monthly alert test.

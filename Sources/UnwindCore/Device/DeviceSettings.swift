@@ -25,12 +25,12 @@ public struct DeviceSettings: Equatable, Sendable {
     public var panic: PanicSettings
     public var checkIn: CheckInSettings
 
-    // MARK: Breathing beyond the box (issue 16)
+    // MARK: Breathing beyond the box
 
     /// The named presets, session lengths, the before/after check-in and the end of a timed session.
     public var breathing = BreathingSettings()
 
-    /// STATUS by SMS and the maintainer's texts (issue 28).
+    /// STATUS by SMS and the maintainer's texts.
     public var statusTexts = StatusTextSettings()
 
     public init(pattern: BreathingPattern = .box, haptics: HapticStyle = HapticStyle(),

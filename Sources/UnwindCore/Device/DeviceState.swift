@@ -41,7 +41,7 @@ public struct DeviceState: Equatable, Sendable {
     public var panic = PanicState()
     /// The daily check-in's prompt and its last day (off unless configured).
     public var checkIn = CheckInState()
-    /// STATUS by SMS and the maintainer's texts (issue 28).
+    /// STATUS by SMS and the maintainer's texts.
     public var statusTexts = StatusTexts()
     /// What the setup file's import found ("Ready", or the line to fix), wrapped to the screen,
     /// until the person presses a button.

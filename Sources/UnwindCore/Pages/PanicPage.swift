@@ -477,9 +477,8 @@ extension DeviceCore {
 
     /// Alerts `escalation.txt` says were asked for (queued, sending, retrying) that the outbox
     /// does not hold after a restart: on the device the outbox and that file are written on two
-    /// queues, and the outside review killed the device 150 ms after PANIC armed, with the file
-    /// on the card and the outbox not — every contact then showed FAILED and nobody was texted.
-    /// They are asked for again, to the number the slot still holds (never after "I'm OK now").
+    /// queues, so a kill 150 ms after PANIC armed can leave the file on the card and the outbox
+    /// not — every contact would show FAILED and nobody would be texted. They are asked for again, to the number the slot still holds (never after "I'm OK now").
     /// The price: an alert that went and left the outbox before the file said so goes once more.
     private mutating func resendAlertsLostInRestart(at now: Moment, effects: inout [Effect]) {
         let a = state.panic.aftercare

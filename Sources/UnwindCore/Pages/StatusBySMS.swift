@@ -1,5 +1,5 @@
 
-/// Asking the device by SMS (issue 28): a contact in one of the alert slots texts STATUS and is
+/// Asking the device by SMS: a contact in one of the alert slots texts STATUS and is
 /// told whether a PANIC would go out now; the maintainer, when one is configured, is texted when
 /// the device has been unable to do its job for a while, and again when it recovers.
 ///

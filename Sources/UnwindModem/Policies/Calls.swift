@@ -10,7 +10,7 @@ import UnwindCore
 /// `ATD…;` answers OK as soon as the modem starts the call, long before anyone picks up, so
 /// while a call is up the modem is asked `AT+CLCC` every `pollEvery`: a call listed active
 /// (stat 0) is answered. A modem that refuses `AT+CLCC` is not asked again during that call
-/// (then ringing and answered cannot be told apart, as before). Once answered, a list without
+/// (then ringing and answered cannot be told apart). Once answered, a list without
 /// the call means the other end hung up, even if its NO CARRIER was lost.
 struct Calls {
     enum Job: Equatable { case dial, hangUp, listCalls, leftover }
@@ -33,9 +33,9 @@ struct Calls {
 
     /// The device started again while the ladder rang a contact (the core asks): the next call
     /// command is `AT+CLCC`, and a call of this device's found up is followed as this run's own —
-    /// a contact who picks up is seen, and the ladder's hang-up reaches the call. The outside
-    /// review killed the device while it rang a contact: after the restart the contact picked up
-    /// and was not seen, the next contacts were rung regardless, and no ATH went to the call.
+    /// a contact who picks up is seen, and the ladder's hang-up reaches the call. Without it, a
+    /// contact who picks up after the restart is not seen, the next contacts are rung regardless,
+    /// and no ATH goes to the call.
     mutating func lookForLeftover() { leftoverUnchecked = true }
 
     private mutating func leftoverCompleted(_ r: ATResponse, _ ctx: inout PolicyContext) {

@@ -71,8 +71,8 @@ struct Delivery {
         /// been on the wire, so sending it is no copy of anything.
         var partsWritten = 0
         /// The next part has never been written: it goes as a first attempt does, even while
-        /// another PDU's answer may still come (the outside review: a two-part alert whose first
-        /// part was in doubt held its second part for another contact's 60 s window).
+        /// another PDU's answer may still come: a two-part alert whose first part is in doubt
+        /// must not hold its second part for another contact's 60 s window.
         var nextPartNeverWritten: Bool { entry.partsSent >= partsWritten }
         /// The part this attempt writes next (0-based), when it runs ahead of the parts
         /// credited: a part whose `+CMGS` was counted, not credited, is open, and the parts
@@ -138,8 +138,8 @@ struct Delivery {
         // So may an attempt whose end the card never heard of: it is counted on the card before
         // its AT+CMGS, and every failed attempt leaves a line, so more attempts than lines means
         // the device stopped while a PDU may have been on the wire (the network may have taken
-        // it). Found by the outside review: killed then, "I'm OK now" after the restart told
-        // nobody although the network had the alert. A history cut to its limit counts as in
+        // it). Killed then, "I'm OK now" after the restart must still tell the contact: the
+        // network may have the alert. A history cut to its limit counts as in
         // doubt too: an all-clear one too many is better than a worried contact never told.
         t.mayHaveGone = entry.partsSent > 0 || entry.references.contains { $0 != nil }
             || entry.history.contains { $0.problem == SendProblem.noConfirmation.description }

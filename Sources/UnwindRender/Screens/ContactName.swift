@@ -1,6 +1,6 @@
 import UnwindCore
 
-/// How a name is shown, on every screen that shows one (issue 14). A name the font can draw
+/// How a name is shown, on every screen that shows one. A name the font can draw
 /// is drawn. One it cannot (an emoji, Chinese, Arabic …) would come out as "????", and a
 /// person reading "???? FAILED" cannot tell who was not reached; so it is replaced, as a
 /// whole, by what does tell contacts apart: "Slot 3 ..4567", the slot as the panic page numbers

@@ -223,7 +223,7 @@ public final class ControlServer {
     /// flood of connects cannot keep a pass in `accept`.
     static let acceptsPerPass = 16
     /// A full `restore` (~400 KB) in a few passes; with 16 connections flooding, a pass still
-    /// copies at most 1 MB (the outside review measured a debug build pegged at 256 KB each).
+    /// copies at most 1 MB (at 256 KB each, a flood of connects pegs a debug build).
     static let readPerPass = 64 * 1024
 
     /// One pass: accept, read, answer, write. Called by the loop on every pass.

@@ -78,7 +78,7 @@ public final class MaintenanceHost {
 
     /// The device must start whatever was planted under its own dot-files (`.daemon`, `.lock`):
     /// a link, a directory, a second name, or a file it may not read and write (mode 000: it
-    /// refused to start on such a `.daemon`, and never saved a thing behind such a `.lock`) is
+    /// could not start on such a `.daemon`, and could save nothing behind such a `.lock`) is
     /// moved aside (renaming never follows a link) and the file made anew.
     public static func setAsideUnusableDotFiles(_ stateDirectory: String, now: WallTime, logger: Logger) {
         for name in [DaemonPresence.fileName, StateLock.fileName] {

@@ -66,8 +66,6 @@ public final class SimulatedI2CBus: I2CBus {
         failErrno = errno
     }
 
-    public func clearRecording() { recorded.removeAll() }
-
     public func write(_ bytes: UnsafeRawBufferPointer) throws(DeviceError) {
         try transact(.write, [Array(bytes)], needs: .plainI2C, operation: "ioctl(I2C_RDWR)")
     }

@@ -43,20 +43,4 @@ public final class SimulatedButtons: ButtonLines {
         edge(button, pressed: true, at: at)
         edge(button, pressed: false, at: at + holdFor)
     }
-
-    /// A press whose contacts chatter `bounces` times on the way down and up, 1 ms apart.
-    public func bouncyTap(_ button: Button, at: Instant, holdFor: Duration, bounces: Int) {
-        var t = at
-        for _ in 0..<bounces {
-            edge(button, pressed: true, at: t); t = t + .milliseconds(1)
-            edge(button, pressed: false, at: t); t = t + .milliseconds(1)
-        }
-        edge(button, pressed: true, at: t)
-        t = at + holdFor
-        for _ in 0..<bounces {
-            edge(button, pressed: false, at: t); t = t + .milliseconds(1)
-            edge(button, pressed: true, at: t); t = t + .milliseconds(1)
-        }
-        edge(button, pressed: false, at: t)
-    }
 }

@@ -49,7 +49,7 @@ public final class FrameDeadlineRig: @unchecked Sendable {
     /// PANIC is held this long to arm (the device's 1.5 s would make 1,000 presses take 25 min).
     public static let panicHold: Duration = .milliseconds(60)
 
-    /// `outboxAtOnce`: the outbox written on the loop's thread, as before issue 26 (for comparison).
+    /// `outboxAtOnce`: the outbox written on the loop's thread, for comparison.
     /// `prepare`: given the state directory, before the device is assembled (an outbox to load).
     public init(outboxAtOnce: Bool = false, prepare: (String) throws -> Void = { _ in }) throws {
         directory = FileManager.default.temporaryDirectory.path + "/unwind-frame-deadlines-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
@@ -122,7 +122,7 @@ public final class FrameDeadlineRig: @unchecked Sendable {
             usleep(30_000)
         }
         let s = rig.finish()
-        return FrameDeadlineCost(what: "PANIC presses (5 alerts each\(outboxAtOnce ? ", outbox written on the loop's thread as before" : ""))",
+        return FrameDeadlineCost(what: "PANIC presses (5 alerts each\(outboxAtOnce ? ", outbox written on the loop's thread" : ""))",
                                  count: armed, framesDrawn: s.framesRendered,
                                  framesMissed: s.framesMissed, seconds: seconds(since: t0))
     }

@@ -71,13 +71,8 @@ func say(_ line: String, terminator: String = "\n") {
 func writeError(_ line: String) {
     var text = TextSafety.escaped(line) + "\n"
     text.withUTF8 { bytes in
-        var done = 0
-        while done < bytes.count {
-            let n = Glibc.write(2, bytes.baseAddress! + done, bytes.count - done)
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { return }
-            done += n
-        }
+        // A standard error that takes nothing more has nowhere to be told so: the rest is dropped.
+        try? writingAll(UnsafeRawBufferPointer(bytes)) { Glibc.write(2, $0.baseAddress, $0.count) }
     }
 }
 
@@ -156,7 +151,7 @@ func readFile(_ path: String, limit: Int) throws(ControlFailure) -> [UInt8] {
 /// and only then given a name (linkat through /proc/self/fd): a command interrupted before that
 /// (Ctrl-C during the fsync) leaves nothing behind — a backup holds the contacts' numbers, and a
 /// forgotten hidden copy of them is a leak. Where the file system has no unnamed files (vfat),
-/// a temporary name beside it, removed on failure, as before.
+/// a temporary name beside it, removed on failure.
 func writeFile(_ path: String, _ bytes: [UInt8], replace: Bool) throws(ControlFailure) {
     if !replace && FileManager.default.fileExists(atPath: path) {
         throw .input("\(path) already exists; add --force to replace it")

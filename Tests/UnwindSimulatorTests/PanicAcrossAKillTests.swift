@@ -6,22 +6,22 @@ import UnwindLinuxHardware
 import UnwindModem
 import UnwindSimulatedHardware
 
-/// What the outside review of issues 25 and 26 found by killing the real `unwind sim --modem`
-/// (SIGKILL) around PANIC, its own modem on a pseudo-terminal recording what the network took;
-/// each a test that failed before its fix, here on the core, the real panic link and outbox, and
-/// the scripted network on simulated time (`PanicCoreRig`).
-@Suite("Panic path across a kill: what the outside review found")
-struct PanicRestartOutsideReviewTests {
+/// The device killed around PANIC and started again on the same card: every alert asked for
+/// goes once, nothing goes after "I'm OK now", and a call the ladder left up is followed. On the
+/// core, the real panic link and outbox, and the scripted network on simulated time
+/// (`PanicCoreRig`).
+@Suite("Panic path across a kill: the alerts asked for go, a call left up is followed")
+struct PanicAcrossAKillTests {
     /// On the device the outbox is written on a queue of its own and `escalation.txt` on the
-    /// state writer's: killed 150 ms after PANIC armed, `escalation.txt` was on the card (every
-    /// contact "queued") and the outbox was not. After the restart every contact showed FAILED
-    /// ("not in the outbox after a restart") and nobody was ever texted — the person had felt
-    /// the "sending" buzz. An alert asked for and not in the outbox after a restart is asked for
+    /// state writer's: killed 150 ms after PANIC armed, `escalation.txt` can be on the card (every
+    /// contact "queued") and the outbox not. Every contact showing FAILED ("not in the outbox
+    /// after a restart") and nobody ever texted, after the person felt the "sending" buzz, is what
+    /// must not happen: an alert asked for and not in the outbox after a restart is asked for
     /// again (the price: one more copy of one whose outbox entry was removed, sent, before the
     /// file said so).
     @Test func alertsAskedForButNotYetJournaledGoAfterARestart() throws {
-        let contacts = try PanicReview.contacts([PanicReview.twoParts, "Please call me (B).", "Please call me (C)."])
-        let rig = try PanicCoreRig(script: ModemScript(), contacts: contacts, configure: PanicReview.real)
+        let contacts = try PanicTruth.contacts([PanicTruth.twoParts, "Please call me (B).", "Please call me (C)."])
+        let rig = try PanicCoreRig(script: ModemScript(), contacts: contacts, configure: PanicTruth.real)
         rig.run(until: { rig.modem.status.link == .ready }, for: .seconds(30))
         rig.press(.down(.panic))
         // Until the core asks for the alerts (armed), and not a pass more: nothing on the wire yet.
@@ -32,7 +32,7 @@ struct PanicRestartOutsideReviewTests {
         for name in try FileManager.default.contentsOfDirectory(atPath: rig.directory.path) where name.hasSuffix(".msg") {
             try FileManager.default.removeItem(atPath: rig.directory.path + "/" + name)
         }
-        let again = try PanicCoreRig(restarting: rig, contacts: contacts, configure: PanicReview.real)
+        let again = try PanicCoreRig(restarting: rig, contacts: contacts, configure: PanicTruth.real)
         again.run(for: .seconds(30))
         for c in contacts {
             // Each part of each alert once: the network had none of it before the kill.
@@ -48,24 +48,24 @@ struct PanicRestartOutsideReviewTests {
     /// The restart's resend is for alerts the outbox lost, never for what the person ended:
     /// "I'm OK now" sent before the kill, nothing goes again.
     @Test func nothingIsSentAgainAfterTheAllClear() throws {
-        let contacts = try PanicReview.contacts()
-        let rig = try PanicCoreRig(script: ModemScript(), contacts: contacts, configure: PanicReview.real)
+        let contacts = try PanicTruth.contacts()
+        let rig = try PanicCoreRig(script: ModemScript(), contacts: contacts, configure: PanicTruth.real)
         rig.run(until: { rig.modem.status.link == .ready }, for: .seconds(30))
         rig.panic()
         rig.run(for: .seconds(10))
         rig.imOK()
         rig.run(for: .seconds(10))
         let before = rig.line.parts.count
-        let again = try PanicCoreRig(restarting: rig, contacts: contacts, configure: PanicReview.real)
+        let again = try PanicCoreRig(restarting: rig, contacts: contacts, configure: PanicTruth.real)
         again.run(for: .seconds(30))
         #expect(again.line.parts.count == before, "sent after the restart: \(again.line.parts.dropFirst(before).map(\.submit.number))")
     }
 
-    /// Killed while the ladder rang Dad (the outside review's modem: Dad picked up 4 s after the
-    /// dial, the device restarted meanwhile). After the restart the device never asked the modem
-    /// about the call it had left up: Dad's pick-up was not seen, Sam was rung anyway, and no ATH
-    /// ever went to Dad's call (the next ATD went over it). Now the call left up is found
-    /// (`AT+CLCC` once at start) and followed as the device's own.
+    /// Killed while the ladder rings Dad, who picks up 4 s after the dial while the device starts
+    /// again. Unless the restarted device asks the modem about the call it left up, Dad's pick-up
+    /// is not seen, Sam is rung anyway, and no ATH ever goes to Dad's call (the next ATD goes
+    /// over it). The call left up is found (`AT+CLCC` once at start) and followed as the
+    /// device's own.
     @Test func aCallLeftUpByAKilledDeviceIsFollowedAfterTheRestart() throws {
         var script = ModemScript()
         script.dials["+15550100001"] = .endsAfter(.seconds(40), "NO ANSWER")

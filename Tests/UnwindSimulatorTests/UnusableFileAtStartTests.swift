@@ -4,11 +4,11 @@ import Glibc
 import Foundation
 import Testing
 
-/// What the outside review of issue 26 found in the state and output directories, each a test
-/// that failed before its fix: the real `unwind` executable, bounded in time (a hang fails the
-/// test, it does not hang the suite).
-@Suite("Hostile state and output files: what the outside review found", .serialized)
-struct HostileStateOutsideReviewTests {
+/// A FIFO or a file the device cannot open where it writes, in the output and state directories:
+/// refused at once with a word, or set aside and made anew — never waited on, never a stop. The
+/// real `unwind` executable, bounded in time (a hang fails the test, it does not hang the suite).
+@Suite("A FIFO or an unopenable file where the device writes: refused or set aside, never waited on", .serialized)
+struct UnusableFileAtStartTests {
     /// Runs `unwind` with `arguments`; nil when it was still running after `limit` (then killed).
     static func run(_ arguments: [String], asNobody: Bool = false, within limit: Duration = .seconds(10)) throws -> (status: Int32, stderr: String)? {
         let p = Process()
@@ -34,8 +34,8 @@ struct HostileStateOutsideReviewTests {
     }
 
     /// A FIFO under the name of a file the headless simulator writes in `--out`: opening it for
-    /// writing waited for a reader that never comes (the run hung with no word). Now refused at
-    /// once, one line naming the file, and the FIFO left as it was.
+    /// writing would wait for a reader that never comes (the run would hang with no word). It is
+    /// refused at once, one line naming the file, and the FIFO left as it was.
     @Test(arguments: ["alerts.log", "motor.log", "summary.txt"])
     func aFIFOAmongTheHeadlessOutputsIsRefusedNotWaitedOn(_ name: String) throws {
         let dir = temporaryDirectory("fifo-out-\(name)")
@@ -51,8 +51,8 @@ struct HostileStateOutsideReviewTests {
         #expect(lstat(dir + "/out/" + name, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO, "the FIFO was not left as it was")
     }
 
-    /// A FIFO at the terminal simulator's `sim.log`: `unwind sim` hung before drawing anything.
-    /// Now it says why and exits.
+    /// A FIFO at the terminal simulator's `sim.log`: rather than hang before drawing anything,
+    /// `unwind sim` says why and exits.
     @Test func aFIFOAtTheSimulatorsLogIsRefusedNotWaitedOn() throws {
         let dir = temporaryDirectory("fifo-simlog")
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -65,10 +65,10 @@ struct HostileStateOutsideReviewTests {
     }
 
     /// `.daemon` of mode 000 in the service user's own state directory (the service user, or a
-    /// damaged card): the device refused to start — "cannot open .daemon: Permission denied" —
-    /// which under `Restart=always` is a device with no panic path. `.lock` of mode 000: it ran,
-    /// but every save waited on the lock for as long as it ran (logged as "held by someone else"). Both are now moved
-    /// aside at start as `.corrupt-*` (kept, mode and all) and made anew.
+    /// damaged card): a device that refused to start on it ("cannot open .daemon: Permission
+    /// denied") would, under `Restart=always`, be a device with no panic path. `.lock` of mode
+    /// 000: every save would wait on the lock for as long as the device ran ("held by someone
+    /// else"). Both are moved aside at start as `.corrupt-*` (kept, mode and all) and made anew.
     @Test(arguments: [".daemon", ".lock"])
     func aDotFileTheServiceUserCannotOpenIsSetAsideNotAStop(_ name: String) throws {
         let dir = temporaryDirectory("mode0-\(name)")

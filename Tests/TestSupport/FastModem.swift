@@ -1,0 +1,24 @@
+import UnwindModem
+
+/// Short waits for a modem that answers at once (the scripted modem in memory or over a
+/// pseudo-terminal): an answer, a prompt, a submit's confirmation and the retries after a
+/// failure take tens of milliseconds, not the seconds a real network needs. The device's own
+/// cadences (registration, status refresh, SIM retries, a restart's settling) stay its own;
+/// `change` adjusts the rest for a suite or a test.
+public func fastModemConfiguration(_ change: (inout ModemConfiguration) -> Void = { _ in }) -> ModemConfiguration {
+    var t = ModemTimeouts()
+    t.command = .milliseconds(300)
+    t.syncAttempt = .milliseconds(100)
+    t.prompt = .milliseconds(200)
+    t.submit = .milliseconds(400)
+    t.drain = .milliseconds(50)
+    t.resultGrace = .milliseconds(100)
+    var b = ModemBackoff()
+    b.first = .milliseconds(30)
+    b.maximum = .milliseconds(200)
+    b.reopenFirst = .milliseconds(30)
+    b.reopenMaximum = .milliseconds(100)
+    var c = ModemConfiguration(timeouts: t, backoff: b)
+    change(&c)
+    return c
+}
