@@ -204,6 +204,9 @@ check "the card holds the result beside the setup file" mtype -i "$image@@$((boo
 check "the root file system checks clean after the power cut" fs_clean "$root_start" "$root_size"
 check "the data file system checks clean after the power cut (journal replayed)" fs_clean "$data_start" "$data_size"
 echo "first boot: $((SECONDS - t0)) s in all"
+analysis() { grep -a '^UNWIND-ANALYZE ' "$work/$1.console" | tr -d '\r' | sed "s/^UNWIND-ANALYZE /  $1: /"; }
+echo "the first boot, as systemd saw it (systemd-analyze time, critical-chain unwind.service, blame):"
+analysis first
 
 # --- bad cards ---------------------------------------------------------------------------------
 # Copies of the card as the first boot left it, each booted once with the rig's probe in its
@@ -346,6 +349,8 @@ if [ "$cuts" -gt 0 ]; then
     extra=
     if wait_console final "UNWIND-PROBE (outbox-unsent-final|not-ready)" 1200; then
         checks_of final
+        echo "a later boot (nothing new to import), as systemd saw it:"
+        analysis final
         left=$(probe_field final outbox-unsent-final)
         check "the last boot: every alert on its way at a cut was taken by the network (left: ${left:-nothing read})" [ "$left" = - ]
         found_again "$cuts" "$journaled" "$(probe_field final outbox-at-boot)"
