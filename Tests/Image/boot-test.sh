@@ -31,6 +31,8 @@
 # maintainer's change fails with the card's own error; PANIC still reaches both contacts).
 #
 # Prints "ok - ..." / "FAIL - ..." per check, "N passed, N failed, N skipped" last; exits 1 on a failure.
+# Prints systemd-analyze's view of the first boot and of the last (time, critical-chain
+# unwind.service, blame), from inside the guest.
 # UNWIND_IMAGE_KEEP=1 keeps the work directory (the image, the consoles, the modem's log).
 # shellcheck disable=SC2317,SC2016 # helpers run through traps and check; bash -c scripts expand their own arguments
 set -uo pipefail
@@ -48,7 +50,7 @@ while [ $# -gt 0 ]; do
         --deb) deb=$2; shift 2 ;;
         --image) image=$2; shift 2 ;;
         --cuts) cuts=$2; shift 2 ;;
-        -h | --help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die --status 2 "unknown option $1" ;;
     esac
 done
