@@ -31,6 +31,8 @@
 # maintainer's change fails with the card's own error; PANIC still reaches both contacts).
 #
 # Prints "ok - ..." / "FAIL - ..." per check, "N passed, N failed, N skipped" last; exits 1 on a failure.
+# Prints systemd-analyze's view of the first boot and of the last (time, critical-chain
+# unwind.service, blame), from inside the guest.
 # UNWIND_IMAGE_KEEP=1 keeps the work directory (the image, the consoles, the modem's log).
 # shellcheck disable=SC2317,SC2016 # helpers run through traps and check; bash -c scripts expand their own arguments
 set -uo pipefail
@@ -48,7 +50,7 @@ while [ $# -gt 0 ]; do
         --deb) deb=$2; shift 2 ;;
         --image) image=$2; shift 2 ;;
         --cuts) cuts=$2; shift 2 ;;
-        -h | --help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die --status 2 "unknown option $1" ;;
     esac
 done
@@ -204,6 +206,9 @@ check "the card holds the result beside the setup file" mtype -i "$image@@$((boo
 check "the root file system checks clean after the power cut" fs_clean "$root_start" "$root_size"
 check "the data file system checks clean after the power cut (journal replayed)" fs_clean "$data_start" "$data_size"
 echo "first boot: $((SECONDS - t0)) s in all"
+analysis() { grep -a '^UNWIND-ANALYZE ' "$work/$1.console" | tr -d '\r' | sed "s/^UNWIND-ANALYZE /  $1: /"; }
+echo "the first boot, as systemd saw it (systemd-analyze time, critical-chain unwind.service, blame):"
+analysis first
 
 # --- bad cards ---------------------------------------------------------------------------------
 # Copies of the card as the first boot left it, each booted once with the rig's probe in its
@@ -346,6 +351,8 @@ if [ "$cuts" -gt 0 ]; then
     extra=
     if wait_console final "UNWIND-PROBE (outbox-unsent-final|not-ready)" 1200; then
         checks_of final
+        echo "a later boot (nothing new to import), as systemd saw it:"
+        analysis final
         left=$(probe_field final outbox-unsent-final)
         check "the last boot: every alert on its way at a cut was taken by the network (left: ${left:-nothing read})" [ "$left" = - ]
         found_again "$cuts" "$journaled" "$(probe_field final outbox-at-boot)"

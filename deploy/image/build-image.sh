@@ -204,8 +204,9 @@ for dtb in bcm2837-rpi-3-b.dtb bcm2837-rpi-3-b-plus.dtb bcm2837-rpi-3-a-plus.dtb
 done
 # The root read-only from the start (fsck checks it before it is used), by its label, so the
 # card's layout, not the slot's name, decides; no serial console: the header UART may be the
-# modem's (unwind-setup --modem-on-uart).
-echo "console=tty0 root=LABEL=unwind-root ro rootfstype=ext4 fsck.repair=yes net.ifnames=0 cma=64M rootwait" >"$boot/cmdline.txt"
+# modem's (unwind-setup --modem-on-uart). Quiet: nobody reads the kernel's messages on a
+# bedside device, and drawing them on the screen's console holds up the boot.
+echo "console=tty0 root=LABEL=unwind-root ro rootfstype=ext4 fsck.repair=yes net.ifnames=0 cma=64M rootwait quiet" >"$boot/cmdline.txt"
 cp "$setup" "$boot/unwind-setup.txt"
 cp "$config" "$boot/unwind.conf"
 cp "$here/boot/README.txt" "$boot/README.txt"
