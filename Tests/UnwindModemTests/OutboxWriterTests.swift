@@ -7,7 +7,7 @@ import UnwindSeams
 import UnwindModem
 import UnwindSimulatedHardware
 
-/// The outbox written on a queue of its own (issue 26, item 9): PANIC's journal writes never
+/// The outbox written on a queue of its own: PANIC's journal writes never
 /// run on the thread that asks for them (the loop's), and still no AT command for an alert goes
 /// out before its file is on the card, nor is it ever reported sent before. A card that holds
 /// its writes (`HeldStore`) stands in for a slow SD card: were the writes on the asking
