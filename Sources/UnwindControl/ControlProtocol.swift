@@ -101,6 +101,14 @@ public enum ControlRequest: Codable, Equatable, Sendable {
     /// One of the maintainer's own breathing patterns: a name and `--pattern`'s words.
     case addPattern(name: String, pattern: String)
     case removePattern(name: String)
+
+    // How am I doing?
+    /// A coping card at the end of the list: a concern and the person's answer to it.
+    case addCard(concern: String, answer: String)
+    /// Deletes card `number` (1-based) if it still reads `concern` and `answer` (when given).
+    case deleteCard(number: Int, concern: String?, answer: String?)
+    /// The weekly self-check reminder in the words of `reminders.txt` ("never", "weekly sun 18:00").
+    case setSelfCheckReminder(line: String)
 }
 
 /// The answer: `code` 0 (done), 1 (could not be done) or 2 (bad input), with one line of

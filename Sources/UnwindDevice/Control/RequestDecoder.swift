@@ -123,6 +123,9 @@ final class RequestDecoder: @unchecked Sendable {
         case .modemCommand(let command): texts = [("command", command)]
         case .addPattern(let name, let pattern): texts = [("name", name), ("pattern", pattern)]
         case .removePattern(let name): texts = [("name", name)]
+        case .addCard(let concern, let answer): texts = [("concern", concern), ("answer", answer)]
+        case .deleteCard(_, let concern, let answer): texts = [("concern", concern), ("answer", answer)]
+        case .setSelfCheckReminder(let line): texts = [("reminder", line)]
         case .status, .screen, .resetMantras, .clearAlert, .testAlert, .resetStatistics, .restore, .modemCheck, .motorTest: texts = []
         }
         return texts.first { ($0.1?.utf8.count ?? 0) > longestText }?.0
