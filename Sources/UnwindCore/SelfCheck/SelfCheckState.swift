@@ -66,6 +66,15 @@ public struct SelfCheckSummary: Equatable, Sendable {
     }
 }
 
+extension DeviceState {
+    /// "How am I doing?" is on the screen (its page, or one of its screens over another page):
+    /// what the person answers and keeps there is theirs, and `unwind screen` does not show it.
+    public var showsHowAmIDoing: Bool {
+        if case .selfCheck = overlay { return true }
+        return page == .howAmIDoing && overlay == .none
+    }
+}
+
 /// What the state files hold of the page, as the device starts with them.
 public struct SelfCheckRecords: Equatable, Sendable {
     public var results: [SelfCheckResult]

@@ -85,7 +85,10 @@ final class MaintainerDesk: ControlHandling {
 
         case .screen:
             var r = ControlResponse.done()
-            r.screen = ScreenReport(width: device.framebuffer.width, height: device.framebuffer.height, bytes: Data(device.framebuffer.bytes),
+            var frame = device.framebuffer
+            // The person's answers, moods and cards stay on the device.
+            if core.state.showsHowAmIDoing { PrivateScreen.render(core.state, into: &frame) }
+            r.screen = ScreenReport(width: frame.width, height: frame.height, bytes: Data(frame.bytes),
                                     asleep: core.state.display.asleep, page: "\(core.state.page)")
             return .now(r)
 

@@ -145,3 +145,15 @@ enum SelfCheckReminderScreen {
         Screen.centered("Other buttons: not now", font: .small, y: 57, into: &fb)
     }
 }
+
+/// What `unwind screen` shows while "How am I doing?" is on the device's screen: the menu bar,
+/// and that the rest is the person's own.
+public enum PrivateScreen {
+    public static func render(_ state: DeviceState, into fb: inout Framebuffer) {
+        fb.clear()
+        MenuBar.draw(current: state.page, readiness: state.panic.readiness.current, into: &fb)
+        Screen.centered("How am I doing?", font: .regular, y: 22, into: &fb)
+        Screen.centered("is on the screen: the person's", font: .small, y: 38, into: &fb)
+        Screen.centered("own, not shown here.", font: .small, y: 45, into: &fb)
+    }
+}

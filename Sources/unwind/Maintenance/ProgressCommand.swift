@@ -86,15 +86,16 @@ struct ProgressCommand: ParsableCommand {
     static func csv(_ results: [SelfCheckResult], _ moods: [MoodEntry], zone: LocalTimeZone) -> String {
         var rows: [(key: Int64, line: String)] = []
         let items = Instrument.phq9.itemCount
-        for r in results {
-            let answers = (0..<items).map { $0 < r.answers.count ? String(r.answers[$0]) : "" }
-            let t = r.taken.secondsSinceEpoch
-            rows.append((t, "\(internetTimeText(t, zone: zone)),\(t),\(r.instrument.name),\(answers.joined(separator: ",")),\(r.total),\(r.band.words)"))
-        }
+        // A day's mood first, then that day's checks.
         for e in moods {
             let start = e.day * 86_400 - zone.offset(at: e.day * 86_400)
             let blanks = String(repeating: ",", count: items - 1)
             rows.append((start, "\(CivilDate.text(ofDay: e.day)),,mood,\(e.mood)\(blanks),\(e.mood),\(MoodEntry.words(e.mood))"))
+        }
+        for r in results {
+            let answers = (0..<items).map { $0 < r.answers.count ? String(r.answers[$0]) : "" }
+            let t = r.taken.secondsSinceEpoch
+            rows.append((t, "\(internetTimeText(t, zone: zone)),\(t),\(r.instrument.name),\(answers.joined(separator: ",")),\(r.total),\(r.band.words)"))
         }
         var out = "taken,taken_unix,instrument," + (1...items).map { "item\($0)" }.joined(separator: ",") + ",total,band\n"
         for r in rows.enumerated().sorted(by: { ($0.element.key, $0.offset) < ($1.element.key, $1.offset) }) { out += r.element.line + "\n" }
