@@ -102,6 +102,13 @@ public enum ControlRequest: Codable, Equatable, Sendable {
     case addPattern(name: String, pattern: String)
     case removePattern(name: String)
 
+    // How am I doing?
+    /// A coping card at the end of the list: a concern and the person's answer to it.
+    case addCard(concern: String, answer: String)
+    /// Deletes card `number` (1-based) if it still reads `concern` and `answer` (when given).
+    case deleteCard(number: Int, concern: String?, answer: String?)
+    /// The weekly self-check reminder in the words of `reminders.txt` ("never", "weekly sun 18:00").
+    case setSelfCheckReminder(line: String)
     /// `unwind setup import`: the setup file's contacts and what the screen says of the import,
     /// as one change (all of them saved, or none).
     case importSetup(alerts: [ImportedAlert], screen: [String])

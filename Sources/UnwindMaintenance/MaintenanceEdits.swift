@@ -159,6 +159,8 @@ public enum MaintenanceEdits {
         public var checkIn: CheckInRecord??
         public var alertTest: AlertTestRecord??
         public var escalation: EscalationRecord??
+        /// "How am I doing?"'s files the archive has (nil each: the device keeps its own).
+        public var selfCheck = SelfCheckRestore()
         /// The archive's replies (`replies/`), each read by the inbox's own parser; taken into
         /// the device's inbox by `Inbox.adopt`'s rule, never replacing what it holds.
         public var replies: [StoredReply] = []
@@ -179,12 +181,7 @@ public enum MaintenanceEdits {
             guard let b = files[name] else { throw .input("the archive has no \(name)") }
             return b
         }
-        func wrap<T>(_ name: String, _ body: () throws -> T) throws(ControlFailure) -> T {
-            do { return try body() } catch {
-                let text = "\(error)"
-                throw .input("the archive's \(name) is not valid: " + (text.hasPrefix(name) ? text.dropFirst(name.count).trimming { $0 == " " || $0 == ":" } : text))
-            }
-        }
+        func wrap<T>(_ name: String, _ body: () throws -> T) throws(ControlFailure) -> T { try parsed(name, body) }
         for name in files.keys where !StateArchive.isKnown(name) { throw .input("the archive holds \(name), not a state file") }
         let totals = try wrap(TotalTimeFile.name) { try TotalTimeFile.parse(try file(TotalTimeFile.name)) }
         let history = try wrap(SessionHistoryFile.name) { try SessionHistoryFile.parse(try file(SessionHistoryFile.name)) }
@@ -228,6 +225,7 @@ public enum MaintenanceEdits {
                                     alertFiles: alertFiles, alertSlots: slots, outboxMessages: outbox,
                                     patterns: patterns, choice: choice, checkIn: checkIn, alertTest: alertTest, escalation: escalation)
         state.replies = try restorableReplies(files)
+        state.selfCheck = try restorableSelfCheck(files)
         return state
     }
 
@@ -249,6 +247,31 @@ public enum MaintenanceEdits {
             throw .input("the archive holds \(replies.count) replies; the inbox keeps at most \(Inbox.maximumReplies)")
         }
         return replies
+    }
+
+    /// An archive's file read by the device's own parser; its problem said of the archive.
+    static func parsed<T>(_ name: String, _ body: () throws -> T) throws(ControlFailure) -> T {
+        do { return try body() } catch {
+            let text = "\(error)"
+            throw .input("the archive's \(name) is not valid: " + (text.hasPrefix(name) ? text.dropFirst(name.count).trimming { $0 == " " || $0 == ":" } : text))
+        }
+    }
+
+    /// The archive's self-checks, moods, cards and reminder, each read by the parser the device
+    /// loads it with. A list longer than the device keeps is not one it wrote.
+    static func restorableSelfCheck(_ files: [String: [UInt8]]) throws(ControlFailure) -> SelfCheckRestore {
+        var r = SelfCheckRestore()
+        for (name, capacity) in [(SelfChecksFile.name, SelfChecksFile.capacity), (MoodsFile.name, MoodsFile.capacity)] {
+            let lines = files[name]?.split(separator: UInt8(ascii: "\n")).count ?? 0
+            if lines > capacity { throw .input("the archive's \(name) is not valid: \(lines) lines; at most \(capacity)") }
+        }
+        if let b = files[SelfChecksFile.name] { r.results = try parsed(SelfChecksFile.name) { try SelfChecksFile.parse(b) } }
+        if let b = files[MoodsFile.name] { r.moods = try parsed(MoodsFile.name) { try MoodsFile.parse(b) } }
+        if let b = files[CopingCardsFile.name] { r.cards = try parsed(CopingCardsFile.name) { try CopingCardsFile.parse(b) } }
+        if let b = files[SelfCheckReminderFile.name] {
+            r.reminder = try parsed(SelfCheckReminderFile.name) { try SelfCheckReminderFile.parse(b) }
+        }
+        return r
     }
 
     public static func restoredMessage(_ r: RestorableState) -> String {

@@ -30,6 +30,10 @@ public enum StateFileCheck {
         case EscalationFile.name: parsed = parses { _ = try EscalationFile.parse($0) }
         case StatusTextsFile.name: parsed = parses { _ = try StatusTextsFile.parse($0) }
         case SetupResultFile.name: parsed = parses { _ = try SetupResultFile.parse($0) }
+        case SelfChecksFile.name: parsed = parses { _ = try SelfChecksFile.parse($0) }
+        case MoodsFile.name: parsed = parses { _ = try MoodsFile.parse($0) }
+        case CopingCardsFile.name: parsed = parses { _ = try CopingCardsFile.parse($0) }
+        case SelfCheckReminderFile.name: parsed = parses { _ = try SelfCheckReminderFile.parse($0) }
         case _ where AlertSlotFile.names.contains(name): parsed = parses { _ = try AlertSlotFile.parse($0) }
         default: parsed = true
         }

@@ -14,7 +14,8 @@ extension DeviceCore {
                                 counselling: CounsellingLine = .sfuCounselling,
                                 website: String? = CounsellingLine.sfuWebsite) -> DeviceCore {
         // Loaded in this order (the log's order): statistics, mantras, reminder, check-in, monthly
-        // test, STATUS texts, escalation, breathing patterns and choice, the setup result, alert slots.
+        // test, STATUS texts, escalation, breathing patterns and choice, the setup result, the
+        // self-checks, moods, coping cards and their reminder, alert slots.
         let totals = persistence.loadTotals(now: now)
         let history = persistence.loadHistory(now: now)
         let mantras = persistence.loadMantras(now: now, seed: { DeviceContent.shippedMantras(in: content) })
@@ -26,6 +27,7 @@ extension DeviceCore {
         let patterns = persistence.loadPatterns(now: now)
         let choice = persistence.loadBreathingChoice(now: now)
         let setupNotice = persistence.loadSetupResult(now: now)?.flatMap { HelpLibrary.wrap($0, columns: Screen.helpColumns) }
+        let selfCheck = persistence.loadSelfCheck(now: now)
         let slots = AlertSlotStore.load(from: persistence.store)
         for (i, s) in slots.enumerated() {
             if case .needsAttention(let problem) = s {
@@ -42,7 +44,8 @@ extension DeviceCore {
         var core = DeviceCore(settings: settings, totals: totals, history: history, help: help, mantras: mantras,
                           reminder: reminder, alertSlots: slots, counselling: counselling, website: website, websiteCode: code,
                           checkIn: checkIn.record, alertTest: alertTest, customPatterns: patterns, breathingChoice: choice,
-                          statusTexts: statusTexts, checkInGrace: checkIn.grace, escalation: escalation)
+                          statusTexts: statusTexts, checkInGrace: checkIn.grace, escalation: escalation,
+                          selfCheck: selfCheck)
         core.showSetupResult(setupNotice)
         return core
     }

@@ -34,6 +34,43 @@ SCREEN
 The screen goes dark after a while without a button. The first press only wakes it.
 
 """#,
+        "howAmIDoing.txt": #"""
+HOW AM I DOING?
+Short self-checks, a mood diary, your progress over the weeks and your coping cards. Everything here stays on this device. Only the person who looks after it can copy it out, for your doctor or counsellor.
+
+LEFT or RIGHT
+Choose: Today's mood, Quick check, Anxiety check (GAD-7), Mood check (PHQ-9), Progress, Coping cards or Reminder.
+
+SELECT
+Open the one chosen.
+
+TODAY'S MOOD
+How is your mood today, 1 (very low) to 5 (very good)? LEFT or RIGHT give a number, SELECT keeps it. One a day: a second answer the same day replaces the first. PAGE leaves without keeping it.
+
+THE CHECKS
+Each question is the questionnaire's own: over the last 2 weeks, how often have you been bothered by it? LEFT or RIGHT choose Not at all, Several days, More than half the days or Nearly every day. SELECT goes to the next question. PAGE goes back one.
+The quick check asks 4 questions. A score of 3 or more on either half suggests the full check: SELECT starts it.
+At the end you see your score and what it usually means. It is a self-check, not a diagnosis. A check left alone for half an hour closes, and nothing is kept.
+
+IF THINGS FEEL VERY HARD
+If you have had thoughts of being better off dead or of hurting yourself, the counselling line is shown at once. SELECT calls it. Hold SELECT for its website. RIGHT offers to text your alert contacts: they get the message set for PANIC, and only when you press SELECT again. PAGE goes on to your score.
+
+PROGRESS
+Your moods and scores over the last 8 weeks. LEFT or RIGHT change the chart. Any other button closes it.
+
+COPING CARDS
+A worry, and your own answer to it, written with the person who looks after your device. LEFT or RIGHT go through them, SELECT turns a card over. They are also on the MANTRA page, after the last mantra.
+
+REMINDER
+A weekly reminder to do the quick check: Never, or a day and a time. LEFT and RIGHT change, SELECT goes on and saves, PAGE cancels. It never comes during a breathing session or an alert.
+
+PAGE
+Go to the next page.
+
+Hold PAGE
+Open this help. LEFT and RIGHT scroll, PAGE closes it.
+
+"""#,
         "panicAlerts.txt": #"""
 PANIC ALERT
 Let the people you chose know that you need them. Up to five alerts can be set up, each with a name, a phone number and a message. They are set up by the person who looks after your device.

@@ -163,7 +163,7 @@ public final class StatePersistence: @unchecked Sendable {
     ///   - recover: what is kept of an unusable file once it is moved aside (default: `empty`).
     ///   - unreadable: what the device shows while a file it cannot read is left alone
     ///     (default: `empty`).
-    private func load<T>(_ name: String, now: WallTime, empty: T, format: (T) -> String,
+    func load<T>(_ name: String, now: WallTime, empty: T, format: (T) -> String,
                          missing: (() -> T)? = nil, recover: (([UInt8]) -> T)? = nil,
                          unreadable: (() -> T)? = nil,
                          parse: ([UInt8]) throws -> T) -> T {

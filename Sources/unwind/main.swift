@@ -26,7 +26,7 @@ struct Unwind: ParsableCommand {
         abstract: "Unwind, the bedside haptic breathing companion.",
         discussion: """
             The maintainer's commands (status, screen, alerts, mantras, reminders, stats, modem, hw, backup, \
-            restore, config, patterns) work beside the running device: they ask it through its control socket, and edit \
+            restore, config, patterns, progress, cards) work beside the running device: they ask it through its control socket, and edit \
             the state files themselves only when no device runs. Each takes --config, --state and --socket. \
             Exit status: 0 done, 1 could not be done (the device is not running, a file cannot be read, the \
             modem failed …), 2 bad usage or input.
@@ -37,7 +37,7 @@ struct Unwind: ParsableCommand {
         subcommands: [Sim.self, Run.self, StatusCommand.self, ScreenCommand.self, AlertsCommand.self, MantrasCommand.self,
                       RemindersCommand.self, StatsCommand.self, ModemCommand.self, RepliesCommand.self, HardwareCommand.self,
                       BackupCommand.self, RestoreCommand.self, ConfigCommand.self, SetupCommand.self,
-                      PatternsCommand.self, VersionCommand.self])
+                      PatternsCommand.self, ProgressCommand.self, CardsCommand.self, VersionCommand.self])
 
     /// Bare `unwind`. On a board (a device configuration at /etc/unwind/unwind.conf, or the
     /// daemon's state directory /var/lib/unwind) it says what it is, the device's status and the
@@ -58,7 +58,8 @@ struct Unwind: ParsableCommand {
               unwind status                the device at a glance        unwind screen [--watch]   its screen
               unwind alerts list|set|test  the five alert contacts       unwind mantras list|add   the mantras
               unwind reminders show|set    the mantra reminder           unwind stats [--csv]      breathing statistics
-              unwind patterns list|add     the breathing patterns
+              unwind patterns list|add     the breathing patterns        unwind progress [--csv]   self-checks, moods
+              unwind cards list|add        the coping cards
               unwind modem check|at        the GSM modem                 unwind hw test …          the hardware
               unwind backup|restore FILE   the state files               unwind config check       the configuration
               unwind setup check|import F  the SD card's setup file

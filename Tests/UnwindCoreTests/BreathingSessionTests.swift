@@ -275,7 +275,7 @@ import Testing
         // Now LEFT/RIGHT choose the pattern, PAGE goes on; back on the page, asked again.
         tap(.right, at: 10)
         #expect(core.state.breathing.preset.name == "calm")
-        for i in 0..<4 { press(.short(.page), at: 11 + Double(i)) }
+        for i in Page.allCases.indices { press(.short(.page), at: 11 + Double(i)) }
         #expect(core.state.page == .breathing)
         guard case .rating = core.state.overlay else { Issue.record("not asked again"); return }
     }

@@ -65,6 +65,8 @@ import Testing
         press(.short(.page), at: 42)
         #expect(core.state.page == .panic)
         press(.short(.page), at: 43)
+        #expect(core.state.page == .howAmIDoing)        // "How am I doing?" after the alert page
+        press(.short(.page), at: 44)
         #expect(core.state.page == .breathing)
         #expect(core.state.breathing.sessionSeconds(at: .seconds(50)) == 0)
     }

@@ -123,7 +123,7 @@ import Testing
 
     @Test mutating func leavingAndReturningKeepsTheProgress() {
         for _ in 0..<7 { press(.select) }
-        for _ in 0..<4 { press(.page) }
+        for _ in Page.allCases { press(.page) }
         #expect(core.state.page == .grounding)
         #expect(core.state.grounding.captured == 7)
         #expect(core.state.grounding.goal == .touch && core.state.grounding.filledInRow == 2)

@@ -24,8 +24,8 @@ import Testing
         fb.ascii(x: x, y: y, width: width, height: height)
     }
 
-    /// The README's picture of the square page, 5.6 s into a session, drawn by the code before
-    /// patterns had shapes: the box is unchanged to the pixel.
+    /// The README's picture of the square page, 5.6 s into a session, pinned to the pixel: the
+    /// square, its marker and countdown, the menu bar with its five tabs.
     @Test func theBoxPageIsThePictureItAlwaysWas() {
         let fb = render(running(.box).state, at: 5.6)
         #expect(TextArt.halfBlocks(fb) == Self.boxAt5_6 + "\n")
@@ -172,10 +172,10 @@ import Testing
 
     static let boxAt5_6 = """
 ┌────────────────────────────────────────────────────────────────────────────────────────────────────────────────────────────────┐
-│████▀▀██▀▀██▀▀▀██▀██▀▀▀█▀█▀█████     ▄▄ ▄▄   ▄  ▄ ▄   ▄ ▄▄          ▄ ▄  ▄    ▄ ▄▄▄ ▄▄   ▄             ▄  ▄   ▄▄▄ ▄▄  ▄▄▄       │
-│████ ▀▄█ ▀▄█ ▀██ ▀ ██ ██ ▀ █████    █ ▄ █▄▀ █ █ █ █ █▄█ █ █         ███ █▄█ █▄█  █  █▄▀ █▄█           █▄█ █   █▄  █▄▀  █        │
-│████ ▀▄█ █ █ ▀▀█ █ ██ ██ █ █████    ▀▄█ █ █ ▀▄▀ █▄█ █ ▀ █▄▀         █ █ █ █ █ ▀  █  █ █ █ █           █ █ █▄▄ █▄▄ █ █  █        │
-│████████████████████████████████                                                                                                │
+│█▀▀██▀▀██▀▀▀██▀██▀▀▀█▀█▀██  ▄▄ ▄▄   ▄  ▄ ▄   ▄ ▄▄    ▄ ▄  ▄    ▄ ▄▄▄ ▄▄   ▄      ▄  ▄   ▄▄▄ ▄▄  ▄▄▄       ▄  ▄ ▄ ▄▄▄  ▄  ▄ ▄    │
+│█ ▀▄█ ▀▄█ ▀██ ▀ ██ ██ ▀ ██ █ ▄ █▄▀ █ █ █ █ █▄█ █ █   ███ █▄█ █▄█  █  █▄▀ █▄█    █▄█ █   █▄  █▄▀  █       █ ▀ █▄█ █▄  █ ▀ █▄▀    │
+│█ ▀▄█ █ █ ▀▀█ █ ██ ██ █ ██ ▀▄█ █ █ ▀▄▀ █▄█ █ ▀ █▄▀   █ █ █ █ █ ▀  █  █ █ █ █    █ █ █▄▄ █▄▄ █ █  █       ▀▄▀ █ █ █▄▄ ▀▄▀ █ █    │
+│██████████████████████████                                                                                                      │
 │▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀│
 │                   ▄▄▄▄▄▄▄                                                                                                      │
 │                   █ ▄▄▄ █                              ▄   ▄        ▄▄       ▄                                                 │

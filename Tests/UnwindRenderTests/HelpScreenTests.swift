@@ -101,7 +101,7 @@ import Testing
         MenuBar.draw(current: .breathing, readiness: .ready, into: &ready)
         MenuBar.draw(current: .breathing, readiness: AlertReadiness(problems: [.notRegistered]), into: &notReady)
         MenuBar.draw(current: .breathing, into: &unknown)
-        let x = 3 * 32 + 28
+        let x = MenuBar.tabX(Page.panic.rawValue + 1, width: 128) - 3
         #expect(ready[x, 5] && ready[x + 1, 6] && !ready[x, 2])
         #expect(notReady[x, 1] && notReady[x, 4] && !notReady[x, 5] && notReady[x, 6])
         for y in 0..<8 { #expect(!unknown[x, y] && !unknown[x + 1, y]) }

@@ -23,7 +23,7 @@ import UnwindCore
             let fb = render(state, at: 0)
             for other in Page.allCases {
                 // An emphasised tab is filled: its top-left pixel is lit.
-                #expect(fb[other.rawValue * 32 + 1, 0] == (other == page))
+                #expect(fb[MenuBar.tabX(other.rawValue, width: 128) + 1, 0] == (other == page))
             }
             #expect((0..<128).allSatisfy { fb[$0, 8] }) // the rule under the bar
         }
@@ -56,7 +56,7 @@ import UnwindCore
     @Test func everyTextOnEveryScreenFits() {
         for p in BreathingPhase.allCases { #expect(BreathingScreen.panelX + BitmapFont.regular.textWidth(p.label) <= 128) }
         for p in Page.allCases {
-            #expect(BitmapFont.small.textWidth(p.menuLabel) <= 32)
+            #expect(BitmapFont.small.textWidth(p.menuLabel) <= MenuBar.tabX(1, width: 128) - 1)
             #expect(BitmapFont.small.textWidth(p.title) <= 128)
         }
         #expect(BreathingScreen.panelX + Framebuffer.clockWidth(59 * 60 + 59, font: .large) <= 128)

@@ -88,10 +88,11 @@ import UnwindCore
             Screen.render(state, at: .seconds(1), into: &plain)
             state.pagePressed = true
             Screen.render(state, at: .seconds(1), into: &pressed)
-            let x = page.next.rawValue * 32
-            #expect(!plain[x + 1, 4] && pressed[x + 1, 4] && pressed[x + 30, 4])
+            let x = MenuBar.tabX(page.next.rawValue, width: 128)
+            let end = MenuBar.tabX(page.next.rawValue + 1, width: 128) - 1
+            #expect(!plain[x, 4] && pressed[x, 4] && pressed[end, 4])
             // Only the current tab is filled (its top row lit), pressed or not.
-            #expect(!pressed[x + 1, 0] && pressed[page.rawValue * 32 + 1, 0])
+            #expect(!pressed[x + 1, 0] && pressed[MenuBar.tabX(page.rawValue, width: 128) + 1, 0])
         }
     }
 

@@ -52,6 +52,11 @@ struct HostileStateFileTests {
                 end
 
                 """,
+            // How am I doing?: two self-checks (one with PHQ-9 item 9), three days' moods, a card, the reminder.
+            SelfChecksFile.name: "1767225600 gad7 1201320 9\n1767312000 phq9 012101213 11\n",
+            MoodsFile.name: "2026-11-20 4\n2026-11-21 2\n2026-11-22 5\n",
+            CopingCardsFile.name: "I will panic at the dentist tomorrow.\tI can breathe.\n",
+            SelfCheckReminderFile.name: "weekly sun 18:00\n",
         ]
         for slot in 1...AlertSlotFile.slotCount {
             files[AlertSlotFile.name(slot: slot)] = "Contact \(slot)\n+1555000000\(slot)\nHelp message \(slot)\n"
@@ -77,6 +82,10 @@ struct HostileStateFileTests {
         case CheckInFile.name: Array(("2026-11-22 confirmed " + String(repeating: "x", count: 300) + "\n").utf8)
         case AlertTestFile.name: Array(("1795000000 failed " + String(repeating: "x", count: 600) + "\n").utf8)
         case StatusTextsFile.name: Array(String(repeating: "1795000000 answer 1\n", count: 300).utf8)
+        case SelfChecksFile.name: Array("1767225600 gad7 1201320 999999999999999999999999\n".utf8)
+        case MoodsFile.name: Array("2026-11-20 44444444444444444444444444444444\n".utf8)
+        case CopingCardsFile.name: Array(("I worry.\t" + String(repeating: "x", count: 161) + "\n").utf8)
+        case SelfCheckReminderFile.name: Array(("weekly sun 18:00 " + String(repeating: "x", count: 300) + "\n").utf8)
         case EscalationFile.name:
             Array(String(decoding: baseline[EscalationFile.name]!, as: UTF8.self)
                 .replacingOccurrences(of: " Contact 1\n", with: " " + String(repeating: "N", count: 41) + "\n").utf8)
@@ -87,7 +96,8 @@ struct HostileStateFileTests {
     static var cases: [Case] {
         let files = [TotalTimeFile.name, SessionHistoryFile.name, MantrasFile.name, RemindersFile.name,
                      BreathingChoiceFile.name, PatternsFile.name, CheckInFile.name, AlertTestFile.name,
-                     StatusTextsFile.name, EscalationFile.name, SetupResultFile.name] + AlertSlotFile.names
+                     StatusTextsFile.name, EscalationFile.name, SetupResultFile.name,
+                     SelfChecksFile.name, MoodsFile.name, CopingCardsFile.name, SelfCheckReminderFile.name] + AlertSlotFile.names
         return files.flatMap { f in Corruption.allCases.map { Case(file: f, corruption: $0) } }
     }
 
@@ -164,7 +174,8 @@ struct HostileStateFileTests {
         // default is used, quietly).
         let stillValid = c.corruption == .empty
             && ([SessionHistoryFile.name, MantrasFile.name, BreathingChoiceFile.name, PatternsFile.name,
-                 CheckInFile.name, AlertTestFile.name, StatusTextsFile.name, EscalationFile.name].contains(c.file) || target != nil)
+                 CheckInFile.name, AlertTestFile.name, StatusTextsFile.name, EscalationFile.name,
+                 SelfChecksFile.name, MoodsFile.name, CopingCardsFile.name].contains(c.file) || target != nil)
             || c.corruption == .truncated && [MantrasFile.name, SessionHistoryFile.name, BreathingChoiceFile.name].contains(c.file)
             // Any UTF-8 text is a result to show: half of it, a BOM or CR are shown as text.
             || c.file == SetupResultFile.name && [.empty, .truncated, .byteOrderMark, .crlf].contains(c.corruption)

@@ -19,12 +19,14 @@ public struct DeviceCore: Sendable {
                 checkIn: CheckInRecord? = nil, alertTest: AlertTestRecord? = nil,
                 customPatterns: [BreathingPreset] = [], breathingChoice: BreathingChoice? = nil,
                 statusTexts: [StatusTextRecord] = [],
-                checkInGrace: CheckInGrace? = nil, escalation: EscalationRecord? = nil) {
+                checkInGrace: CheckInGrace? = nil, escalation: EscalationRecord? = nil,
+                selfCheck: SelfCheckRecords = SelfCheckRecords()) {
         self.settings = settings
         let offered = BreathingState.offered(settings: settings, custom: customPatterns, remembered: breathingChoice)
         self.state = DeviceState(breathing: BreathingState(totals: totals, history: history, presets: offered.presets,
                                                            chosen: offered.chosen, minutes: offered.minutes),
-                                 help: help, mantras: MantraList(mantras), reminders: ReminderState(schedule: reminder))
+                                 help: help, mantras: MantraList(mantras), reminders: ReminderState(schedule: reminder),
+                                 selfCheck: SelfCheckState(selfCheck))
         state.display.pixelShiftPeriod = settings.screen.pixelShiftPeriod
         state.panic.holdNanoseconds = settings.panic.hold.nanoseconds
         alertSlotsChanged(alertSlots)
@@ -87,6 +89,10 @@ public struct DeviceCore: Sendable {
             state.reminders.shownSince = nil
             if b != .panic { return swallowPress(b) }
         }
+        if state.selfCheck.reminder.isShowing {
+            guard case .down(let b) = gesture else { return }
+            return answerSelfCheckReminder(b, at: now, effects: &effects)
+        }
         switch state.overlay {
         case .alertStatus: return handleAlertStatus(gesture, at: now, effects: &effects)
         case .counsellingCode:
@@ -100,6 +106,7 @@ public struct DeviceCore: Sendable {
             // press that closes them would surprise.
             return handleStats(gesture)
         case .rating(let question): return handleRating(gesture, question, at: now, effects: &effects)
+        case .selfCheck(let view): return handleSelfCheckView(gesture, view, at: now, effects: &effects)
         case .none: break
         }
         switch gesture {
@@ -131,6 +138,7 @@ public struct DeviceCore: Sendable {
             case .grounding: handleGrounding(gesture, at: now, effects: &effects)
             case .affirmations: handleAffirmations(gesture, at: now, effects: &effects)
             case .panic: handlePanicPage(gesture, at: now, effects: &effects)
+            case .howAmIDoing: handleSelfCheckPage(gesture, at: now, effects: &effects)
             }
         }
     }
@@ -173,6 +181,7 @@ public struct DeviceCore: Sendable {
         tickAlertHealth(at: now, effects: &effects)
         tickBreathing(at: now, effects: &effects)
         expireAfterQuestion(at: now.instant)
+        tickSelfCheck(at: now, effects: &effects)
     }
 
     /// SIGTERM, SIGINT or a maintainer's stop: a running session counts up to now.

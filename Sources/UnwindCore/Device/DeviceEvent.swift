@@ -84,6 +84,16 @@ public enum MaintainerChange: Equatable, Sendable {
     /// A restore: what followed the last alerts, taken as the device's last episode unless one of
     /// its own is going on (then its own stays); a ladder under way in it is ended, never rung.
     case restoreEscalation(EscalationRecord?)
+
+    // How am I doing?
+    /// `unwind cards add`: a coping card at the end of the list.
+    case addCopingCard(CopingCard)
+    /// Delete card `index` (0-based) if it still reads `expected`.
+    case deleteCopingCard(index: Int, expected: CopingCard?)
+    /// `unwind progress reminder set`: never or weekly.
+    case setSelfCheckReminder(ReminderSchedule)
+    /// A restore: the self-checks, moods, cards and reminder the archive had (nil: keep the device's).
+    case restoreSelfCheck(SelfCheckRestore)
 }
 
 /// Why the core did not make a maintainer's change (nothing changed).
@@ -94,6 +104,10 @@ public enum EventRefusal: Error, Equatable, Sendable {
     case listChanged
     /// There is no such alert slot.
     case noSuchSlot(Int)
+    /// The coping card cannot be stored, or the list is full.
+    case copingCard(String)
+    /// The coping cards no longer read what the maintainer saw.
+    case cardsChanged
 }
 
 extension DeviceCore {

@@ -15,6 +15,9 @@ public enum Overlay: Equatable, Sendable {
     case counsellingCode
     /// Breathing: how anxious, 0–10, before or after a session (`breathing.check_in`).
     case rating(AnxietyRating)
+    /// "How am I doing?": a self-check, its results, the mood, the chart, the coping cards (also
+    /// over the affirmations page), the weekly reminder's setting.
+    case selfCheck(SelfCheckView)
 }
 
 /// The whole device as the person sees it.
@@ -46,6 +49,8 @@ public struct DeviceState: Equatable, Sendable {
     /// What the setup file's import found ("Ready", or the line to fix), wrapped to the screen,
     /// until the person presses a button.
     public var setupNotice: [String]?
+    /// "How am I doing?": the self-checks, the mood diary, the coping cards, the weekly reminder.
+    public var selfCheck = SelfCheckState()
     /// Buttons whose current press was used up (waking the display, closing a reminder or an
     /// overlay on the press): the rest of that press (short, long, up) means nothing.
     var swallowed: UInt8 = 0
@@ -58,6 +63,6 @@ public struct DeviceState: Equatable, Sendable {
     /// Whether something on screen must not be put to sleep.
     public var keepsDisplayAwake: Bool {
         breathing.isRunning || reminders.isShowing || panic.armingSince != nil || panic.sendingAt != nil
-            || overlay == .alertStatus || checkIn.showing
+            || overlay == .alertStatus || checkIn.showing || selfCheck.reminder.isShowing
     }
 }

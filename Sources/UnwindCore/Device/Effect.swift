@@ -20,6 +20,14 @@ public enum StateFile: Hashable, Sendable {
     case escalation
     /// `setupResult.txt`: the last setup import's result, emptied once the person has seen it.
     case setupResult
+    /// `selfChecks.txt`: every completed self-check.
+    case selfChecks
+    /// `moods.txt`: the mood diary.
+    case moods
+    /// `copingCards.txt`: the person's coping cards.
+    case copingCards
+    /// `selfCheckReminder.txt`: the weekly self-check reminder.
+    case selfCheckReminder
 
     /// The file's name in the state directory.
     public var name: String {
@@ -36,6 +44,10 @@ public enum StateFile: Hashable, Sendable {
         case .statusTexts: StatusTextsFile.name
         case .escalation: EscalationFile.name
         case .setupResult: SetupResultFile.name
+        case .selfChecks: SelfChecksFile.name
+        case .moods: MoodsFile.name
+        case .copingCards: CopingCardsFile.name
+        case .selfCheckReminder: SelfCheckReminderFile.name
         }
     }
 }

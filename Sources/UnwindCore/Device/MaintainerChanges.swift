@@ -45,6 +45,14 @@ extension DeviceCore {
             effects.append(.save(.alertTest, AlertTestFile.format(record)))
         case .restoreEscalation(let record):
             restoreEscalation(record, at: now, effects: &effects)
+        case .addCopingCard(let card):
+            if let why = addCopingCard(card, effects: &effects) { return .copingCard(why) }
+        case .deleteCopingCard(let index, let expected):
+            if !deleteCopingCard(at: index, expected: expected, effects: &effects) { return .cardsChanged }
+        case .setSelfCheckReminder(let schedule):
+            setSelfCheckReminder(schedule, at: now, effects: &effects)
+        case .restoreSelfCheck(let r):
+            restoreSelfCheck(r, at: now, effects: &effects)
         }
         return nil
     }

@@ -1,6 +1,8 @@
-/// The four feature pages, in the order PAGE cycles them. Breathing is shown at start-up.
+/// The feature pages, in the order PAGE cycles them: the app's four, then "How am I doing?"
+/// (the self-checks, the mood diary, progress and the coping cards). Breathing is shown at
+/// start-up.
 public enum Page: Int, CaseIterable, Sendable {
-    case breathing, grounding, affirmations, panic
+    case breathing, grounding, affirmations, panic, howAmIDoing
 
     /// The tab's word in the menu bar.
     public var menuLabel: String {
@@ -9,6 +11,7 @@ public enum Page: Int, CaseIterable, Sendable {
         case .grounding: "GROUND"
         case .affirmations: "MANTRA"
         case .panic: "ALERT"
+        case .howAmIDoing: "CHECK"
         }
     }
 
@@ -18,6 +21,7 @@ public enum Page: Int, CaseIterable, Sendable {
         case .grounding: "5-4-3-2-1 grounding"
         case .affirmations: "Positive affirmations"
         case .panic: "Panic alert"
+        case .howAmIDoing: "How am I doing?"
         }
     }
 
@@ -28,6 +32,7 @@ public enum Page: Int, CaseIterable, Sendable {
         case .grounding: "grounding.txt"
         case .affirmations: "positiveAffirmations.txt"
         case .panic: "panicAlerts.txt"
+        case .howAmIDoing: "howAmIDoing.txt"
         }
     }
 
@@ -36,7 +41,8 @@ public enum Page: Int, CaseIterable, Sendable {
         case .breathing: .grounding
         case .grounding: .affirmations
         case .affirmations: .panic
-        case .panic: .breathing
+        case .panic: .howAmIDoing
+        case .howAmIDoing: .breathing
         }
     }
 }

@@ -6,14 +6,18 @@ public enum MantraProblem: Equatable, Sendable, CustomStringConvertible {
     case character(UInt32)
     case surroundingSpace
 
-    public var description: String {
+    public var description: String { describing("a mantra") }
+
+    /// The problem of `what` ("a mantra", "the concern"): the coping cards' texts keep the
+    /// mantras' rules, said of themselves.
+    public func describing(_ what: String) -> String {
         switch self {
-        case .blank: "a mantra cannot be empty"
-        case .tooLong(let n): "a mantra has at most \(MantraList.maximumLength) characters; this one has \(n)"
+        case .blank: "\(what) cannot be empty"
+        case .tooLong(let n): "\(what) has at most \(MantraList.maximumLength) characters; this one has \(n)"
         case .character(let c) where c < 0x20 || c == 0x7F || (0x80..<0xA0).contains(c):
-            "a mantra cannot contain control characters (found U+\(hex4(c)))"
+            "\(what) cannot contain control characters (found U+\(hex4(c)))"
         case .character(let c): "the display cannot show the character U+\(hex4(c))"
-        case .surroundingSpace: "a mantra cannot start or end with a space"
+        case .surroundingSpace: "\(what) cannot start or end with a space"
         }
     }
 }

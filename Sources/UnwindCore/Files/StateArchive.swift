@@ -9,7 +9,8 @@
 ///                           file <name> <size in bytes> <CRC-32 as 8 hex digits>   (one per member)
 ///     totalTime.txt  sessionHistory.txt  mantras.txt  reminders.txt
 ///     alert01.txt … alert05.txt
-///     breathing.txt  patterns.txt  checkIn.txt  alertTest.txt  escalation.txt   (when there are)
+///     breathing.txt  patterns.txt  checkIn.txt  alertTest.txt  escalation.txt
+///     selfChecks.txt  moods.txt  copingCards.txt  selfCheckReminder.txt   (when there are)
 ///     outbox/<id>.msg       (zero or more: messages not yet confirmed sent)
 ///     replies/<id>.reply    (zero or more: the SMS the device received; `<id>` is `r` and 16
 ///                           lowercase hex digits, as the inbox names them; parts of a long
@@ -37,11 +38,12 @@ public enum StateArchive {
     }
 
     /// State files an archive holds when the state directory had them: the breathing choice, the
-    /// maintainer's patterns, the last check-in day, the last monthly test and what followed the
-    /// last alerts. Archives made before them still restore (the device's own are then kept as
-    /// they are).
+    /// maintainer's patterns, the last check-in day, the last monthly test, what followed the
+    /// last alerts, and "How am I doing?"'s self-checks, moods, coping cards and reminder.
+    /// Archives made before them still restore (the device's own are then kept as they are).
     public static var optionalFiles: [String] {
-        [BreathingChoiceFile.name, PatternsFile.name, CheckInFile.name, AlertTestFile.name, EscalationFile.name]
+        [BreathingChoiceFile.name, PatternsFile.name, CheckInFile.name, AlertTestFile.name, EscalationFile.name,
+         SelfChecksFile.name, MoodsFile.name, CopingCardsFile.name, SelfCheckReminderFile.name]
     }
 
     public enum Problem: Error, Equatable, Sendable, CustomStringConvertible {

@@ -76,19 +76,23 @@ extension DeviceCore {
     // MARK: Positive affirmations (spec 4.x)
 
     /// LEFT/RIGHT browse (on the press), SELECT opens the reminder settings (on release: holding
-    /// it means delete), SELECT held asks to delete the mantra shown.
+    /// it means delete), SELECT held asks to delete the mantra shown. With coping cards, their
+    /// entry sits between the last mantra and the first: SELECT there opens them.
     mutating func handleAffirmations(_ gesture: ButtonGesture, at now: Moment, effects: inout [Effect]) {
+        let onCards = state.selfCheck.showsCardsOnMantraPage
         switch gesture {
         case .down(.left):
-            state.mantras.previous()
+            if !browseTowardsCards(-1) { state.mantras.previous() }
             state.mantraShownAt = now.instant
         case .down(.right):
-            state.mantras.next()
+            if !browseTowardsCards(1) { state.mantras.next() }
             state.mantraShownAt = now.instant
+        case .short(.select) where onCards:
+            show(.cards(CardViewer(cards: state.selfCheck.cards, at: now.instant)), at: now)
         case .short(.select):
             state.overlay = .reminderSettings(ReminderEditor(state.reminders.schedule))
         case .long(.select):
-            if !state.mantras.isEmpty { state.overlay = .confirmDelete }
+            if !onCards && !state.mantras.isEmpty { state.overlay = .confirmDelete }
         default: break
         }
     }
@@ -110,22 +114,15 @@ extension DeviceCore {
     mutating func handleReminderEditor(_ gesture: ButtonGesture, _ editor: ReminderEditor, at now: Moment,
                                        effects: inout [Effect]) {
         var e = editor
-        switch gesture {
-        case .down(.left): e.change(by: -1)
-        case .down(.right): e.change(by: 1)
-        case .down(.select):
-            swallowPress(.select)
-            if !e.advance() {
-                state.overlay = .none
-                setReminder(e.schedule, at: now, effects: &effects)
-                return
-            }
-        case .down(.page):
-            swallowPress(.page)
+        let step = e.press(gesture)
+        if step != .ignored, case .down(let b) = gesture, b == .select || b == .page { swallowPress(b) }
+        switch step {
+        case .ignored: return
+        case .editing: state.overlay = .reminderSettings(e)
+        case .cancelled: state.overlay = .none
+        case .finished:
             state.overlay = .none
-            return
-        default: return
+            setReminder(e.schedule, at: now, effects: &effects)
         }
-        state.overlay = .reminderSettings(e)
     }
 }

@@ -46,10 +46,11 @@ extension DeviceCore {
     /// The loop's alarm went off for `due`. Ignored unless it is the due time the core asked
     /// for and the clock is trusted. A breathing session is never interrupted: the reminder
     /// waits for its end. With no mantras there is nothing to remind of, and nothing is shown.
+    /// The alarm is armed for whichever reminder comes first (`DeviceState.nextReminderDue`):
+    /// each takes the due time that is its own.
     mutating func reminderDue(_ due: WallTime, at now: Moment, effects: inout [Effect]) {
-        guard state.reminders.clockTrusted, state.reminders.nextDue == due else { return }
-        state.reminders.lastFired = due
-        state.reminders.nextDue = state.reminders.schedule.nextDue(after: max(due, now.wall), in: settings.timeZone)
+        defer { selfCheckReminderDue(due, at: now, effects: &effects) }
+        guard state.reminders.fire(due, at: now, in: settings.timeZone) else { return }
         guard !state.mantras.isEmpty else { return }
         if state.breathing.isRunning {
             state.reminders.waiting = true
@@ -64,6 +65,7 @@ extension DeviceCore {
         let trusted = synchronised || settings.trustUnsynchronisedClock
         guard trusted != state.reminders.clockTrusted else { return }
         state.reminders.clockTrusted = trusted
+        state.selfCheck.reminder.clockTrusted = trusted
         reschedule(at: now.wall, stepped: false)
         state.display.lastContrastCheck = .min
     }
@@ -76,18 +78,8 @@ extension DeviceCore {
     }
 
     mutating func reschedule(at wall: WallTime, stepped: Bool) {
-        guard state.reminders.clockTrusted else {
-            state.reminders.nextDue = nil
-            return
-        }
-        var after = wall
-        // A small step back (an NTP correction) must not repeat the reminder just given; a big
-        // one means the clock was wrong, and the schedule starts again from the right time.
-        if stepped, let last = state.reminders.lastFired, last >= wall,
-           last.secondsSinceEpoch - wall.secondsSinceEpoch <= 3600 {
-            after = last
-        }
-        state.reminders.nextDue = state.reminders.schedule.nextDue(after: after, in: settings.timeZone)
+        state.reminders.reschedule(at: wall, stepped: stepped, in: settings.timeZone)
+        state.selfCheck.reminder.reschedule(at: wall, stepped: stepped, in: settings.timeZone)
     }
 
     mutating func showReminder(at now: Moment, effects: inout [Effect]) {
@@ -95,7 +87,12 @@ extension DeviceCore {
         state.reminders.shownSince = now.instant
         state.display.lastActivity = now.instant
         if state.display.asleep { wake(effects: &effects) }
-        var t = now.instant
+        playGentlePattern(at: now.instant, effects: &effects)
+    }
+
+    /// The reminders' pattern (`DeviceSettings.reminderPattern`), unlike any of the corners'.
+    func playGentlePattern(at start: Instant, effects: inout [Effect]) {
+        var t = start
         var on = true
         for d in settings.reminderPattern {
             effects.append(.motor(MotorEdge(at: t, on: on)))

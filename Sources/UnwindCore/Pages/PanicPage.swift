@@ -253,6 +253,13 @@ extension DeviceCore {
         state.panic.armingSince = nil
         effects.append(.cancelMotor)
         resumeBreathingHaptics(at: now, effects: &effects)
+        sendEveryAlert(at: now, effects: &effects)
+    }
+
+    /// PANIC's path once the person has asked for it (the hold, or the self-check's confirmed
+    /// offer): every ready slot is sent, after the cancel window if there is one; nothing twice
+    /// while alerts are on their way; no contact set up, and the person is told so.
+    mutating func sendEveryAlert(at now: Moment, effects: inout [Effect]) {
         let requests = state.panic.readyRequests
         guard !requests.isEmpty else {
             showNotice(.noContacts, at: now.instant)
@@ -355,19 +362,7 @@ extension DeviceCore {
         case .down(.left): state.panic.selection = (state.panic.selection + count - 1) % count
         case .down(.right): state.panic.selection = (state.panic.selection + 1) % count
         case .short(.select):
-            if state.panic.isCounsellingSelected {
-                if state.panic.callActive {
-                    state.panic.callActive = false
-                    effects.append(.hangUp)
-                } else {
-                    // The person calls for help themselves: the ladder's call (if ringing) ends
-                    // first, and the ladder waits for the end of theirs (it may go unanswered).
-                    pauseEscalationForCall(at: now, effects: &effects)
-                    state.panic.callActive = true
-                    effects.append(.dial(state.panic.counselling.dialNumber))
-                }
-                return
-            }
+            if state.panic.isCounsellingSelected { return callOrHangUpCounselling(at: now, effects: &effects) }
             switch state.panic.slots[state.panic.selection] {
             case .ready(let a): send([AlertRequest(slot: state.panic.selection, alert: a)], at: now, effects: &effects)
             case .empty: showNotice(.emptySlot, at: now.instant)
@@ -382,6 +377,21 @@ extension DeviceCore {
                 state.overlay = .alertStatus
             }
         default: break
+        }
+    }
+
+    /// SELECT on the counselling line (the alert page's, the self-check's safety screen): call
+    /// it, or hang up the call that is up.
+    mutating func callOrHangUpCounselling(at now: Moment, effects: inout [Effect]) {
+        if state.panic.callActive {
+            state.panic.callActive = false
+            effects.append(.hangUp)
+        } else {
+            // The person calls for help themselves: the ladder's call (if ringing) ends
+            // first, and the ladder waits for the end of theirs (it may go unanswered).
+            pauseEscalationForCall(at: now, effects: &effects)
+            state.panic.callActive = true
+            effects.append(.dial(state.panic.counselling.dialNumber))
         }
     }
 

@@ -328,9 +328,12 @@ public struct ReminderEditor: Equatable, Sendable {
     public var hour: Int
     public var minute: Int
     public var field: Field = .frequency
+    /// The frequencies LEFT/RIGHT offer (the self-check reminder: never or weekly).
+    public var offered: [ReminderFrequency]
 
-    public init(_ s: ReminderSchedule) {
-        frequency = s.frequency
+    public init(_ s: ReminderSchedule, offering: [ReminderFrequency] = ReminderFrequency.allCases) {
+        offered = offering.isEmpty ? ReminderFrequency.allCases : offering
+        frequency = offered.contains(s.frequency) ? s.frequency : offered[0]
         day = s.day ?? .sunday
         hour = s.hour ?? 21
         minute = s.minute ?? 0
@@ -359,8 +362,9 @@ public struct ReminderEditor: Equatable, Sendable {
     public mutating func change(by d: Int) {
         switch field {
         case .frequency:
-            let n = ReminderFrequency.allCases.count
-            frequency = ReminderFrequency(rawValue: ((frequency.rawValue + d) % n + n) % n)!
+            let n = offered.count
+            let i = offered.firstIndex(of: frequency) ?? 0
+            frequency = offered[((i + d) % n + n) % n]
         case .day: day = Weekday(rawValue: (((day.rawValue - 1 + d) % 7) + 7) % 7 + 1)!
         case .hour: hour = ((hour + d) % 24 + 24) % 24
         case .minute: minute = ((minute + d) % 60 + 60) % 60
@@ -376,6 +380,23 @@ public struct ReminderEditor: Equatable, Sendable {
             r += 1
         }
         return false
+    }
+
+    /// What a press did to the draft.
+    public enum Step: Equatable, Sendable {
+        case editing, finished, cancelled, ignored
+    }
+
+    /// LEFT/RIGHT change the focused value, SELECT goes to the next field (after the last: the
+    /// edit is finished), PAGE cancels; every other gesture is ignored.
+    public mutating func press(_ gesture: ButtonGesture) -> Step {
+        switch gesture {
+        case .down(.left): change(by: -1); return .editing
+        case .down(.right): change(by: 1); return .editing
+        case .down(.select): return advance() ? .editing : .finished
+        case .down(.page): return .cancelled
+        default: return .ignored
+        }
     }
 
     /// Whether SELECT on the focused field finishes the edit (the label says "save").

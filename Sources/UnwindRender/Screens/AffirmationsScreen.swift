@@ -8,6 +8,11 @@ enum AffirmationsScreen {
     static let hintY = 57
 
     static func draw(_ state: DeviceState, at now: Instant, fonts: Fonts, into fb: inout Framebuffer) {
+        if state.selfCheck.showsCardsOnMantraPage {
+            CardsScreen.drawEntry(state.selfCheck.cards.count, into: &fb)
+            ReminderSummary.draw(state.reminders.schedule, rightEdge: fb.width - 1, y: statusY, into: &fb)
+            return
+        }
         let m = state.mantras
         MantraView.draw(m.lines, fonts: fonts, since: state.mantraShownAt, at: now, into: &fb)
 
@@ -140,9 +145,9 @@ enum ReminderSettingsScreen {
     static let labelX = 2, valueX = 50
     static let rowY = [19, 31, 43]
 
-    static func draw(_ e: ReminderEditor, into fb: inout Framebuffer) {
+    static func draw(_ e: ReminderEditor, title: String = "Mantra reminder", into fb: inout Framebuffer) {
         let font = BitmapFont.regular, small = BitmapFont.small
-        fb.text("Mantra reminder", font: small, x: 1, y: 10)
+        fb.text(title, font: small, x: 1, y: 10)
 
         fb.text("Repeat", font: font, x: labelX, y: rowY[0])
         value(e.frequency.label, focused: e.field == .frequency, y: rowY[0], x: valueX, into: &fb)

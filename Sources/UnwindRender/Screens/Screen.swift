@@ -16,7 +16,8 @@ public enum Screen {
         // Asleep: a dark frame (the panel is also switched off when the edge can).
         if state.display.asleep { return }
         // The QR code takes the whole screen: every module counts.
-        if state.overlay == .counsellingCode && !state.reminders.isShowing {
+        if (state.overlay == .counsellingCode || state.overlay.showsCounsellingCode) && !state.reminders.isShowing
+            && !state.selfCheck.reminder.isShowing {
             return PanicScreen.drawCounselling(state, into: &fb)
         }
         MenuBar.draw(current: state.page, marked: state.pagePressed && state.overlay == .none ? state.page.next : nil,
@@ -25,6 +26,8 @@ public enum Screen {
             DailyCheckInScreen.draw(state.checkIn, into: &fb)
         } else if state.reminders.isShowing {
             ReminderScreen.draw(state, at: now, fonts: fonts, into: &fb)
+        } else if state.selfCheck.reminder.isShowing {
+            SelfCheckReminderScreen.draw(into: &fb)
         } else if let notice = state.setupNotice {
             drawHelp(notice, scroll: 0, into: &fb)
         } else {
@@ -36,12 +39,14 @@ public enum Screen {
             case .alertStatus: PanicScreen.drawStatus(state, at: now, fonts: fonts, into: &fb)
             case .counsellingCode: PanicScreen.drawCounselling(state, into: &fb)
             case .rating(let question): RatingScreen.draw(question, into: &fb)
+            case .selfCheck(let view): SelfCheckScreen.draw(view, state, at: now, fonts: fonts, into: &fb)
             case .none:
                 switch state.page {
                 case .breathing: BreathingScreen.draw(state, at: now, into: &fb)
                 case .grounding: GroundingScreen.draw(state.grounding, into: &fb)
                 case .affirmations: AffirmationsScreen.draw(state, at: now, fonts: fonts, into: &fb)
                 case .panic: PanicScreen.draw(state, at: now, into: &fb)
+                case .howAmIDoing: SelfCheckScreen.drawPage(state, at: now, into: &fb)
                 }
             }
         }
@@ -77,16 +82,23 @@ public enum Screen {
     }
 }
 
-/// The four tabs along the top; the current one is drawn inverted (spec 1.2).
+/// The pages' tabs along the top; the current one is drawn inverted (spec 1.2).
 enum MenuBar {
+    /// Where page `i`'s tab starts: the width shared out as evenly as whole pixels allow, the
+    /// spare pixels to the first tabs (their six-letter words).
+    static func tabX(_ i: Int, width: Int) -> Int {
+        let n = Page.allCases.count
+        return i * (width / n) + min(i, width % n)
+    }
+
     /// `marked`: the page a PAGE release will open, bracketed and underlined (row 0 stays dark:
     /// only the current tab is filled).
     /// `readiness`: a small mark at the ALERT tab's right edge — a dot when a PANIC would go out
     /// now, "!" when it would not; nothing until the modem has been heard.
     static func draw(current: Page, marked: Page? = nil, readiness: AlertReadiness? = nil, into fb: inout Framebuffer) {
-        let tab = fb.width / Page.allCases.count
         for page in Page.allCases {
-            let x = page.rawValue * tab
+            let x = tabX(page.rawValue, width: fb.width)
+            let tab = tabX(page.rawValue + 1, width: fb.width) - x
             let label = page.menuLabel
             let tx = x + (tab - BitmapFont.small.textWidth(label)) / 2
             if page == current {
@@ -97,13 +109,14 @@ enum MenuBar {
             }
         }
         if let marked {
-            let x = marked.rawValue * tab
-            fb.verticalLine(x: x + 1, y0: 1, y1: 7)
-            fb.verticalLine(x: x + tab - 2, y0: 1, y1: 7)
-            fb.horizontalLine(x0: x + 1, x1: x + tab - 2, y: 7)
+            let x = tabX(marked.rawValue, width: fb.width)
+            let tab = tabX(marked.rawValue + 1, width: fb.width) - x
+            fb.verticalLine(x: x, y0: 1, y1: 7)
+            fb.verticalLine(x: x + tab - 1, y0: 1, y1: 7)
+            fb.horizontalLine(x0: x, x1: x + tab - 1, y: 7)
         }
         if let readiness {
-            let x = Page.panic.rawValue * tab + tab - 4
+            let x = tabX(Page.panic.rawValue + 1, width: fb.width) - 3
             let ink: Ink = current == .panic ? .off : .on
             if readiness.isReady {
                 fb.fill(x: x, y: 5, width: 2, height: 2, ink)

@@ -13,7 +13,7 @@ public protocol LoopParticipant: AnyObject {
     func service(_ loop: DeviceLoop, at now: Moment)
 }
 
-/// The reminder's wall clock as a participant: its synchronisation (checked once a second), the
+/// The reminders' wall clock as a participant: its synchronisation (checked once a second), the
 /// alarm going off, the clock being set; then the alarm armed for whatever the core now wants.
 final class ReminderAlarm: LoopParticipant {
     let alarm: WallClockAlarm
@@ -48,7 +48,8 @@ final class ReminderAlarm: LoopParticipant {
         case .none:
             break
         }
-        let due = loop.core.state.reminders.nextDue
+        // One alarm for both reminders (the mantra's, the weekly self-check's): the first due.
+        let due = loop.core.state.nextReminderDue
         if !armedValid || due != armedDue {
             // A failed arming is reported once; it is tried again when the due time changes.
             armedDue = due

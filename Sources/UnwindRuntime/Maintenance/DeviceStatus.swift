@@ -74,6 +74,8 @@ enum DeviceStatus {
         case .alertStatus: "alert status"
         case .counsellingCode: "counselling QR code"
         case .rating(let q): q.isBefore ? "check-in before a session" : "check-in after a session"
+        // Which of the page's screens, never: what the person is answering stays on the device.
+        case .selfCheck: "How am I doing?"
         }
     }
 

@@ -69,6 +69,9 @@ final class MaintainerDesk: ControlHandling {
         switch r {
         case .restore(let files): "restore (\(files.count) files)"
         case .importSetup(let alerts, _): "setup import (slots \(alerts.map { "\($0.slot)" }.joined(separator: ", ")))"
+        // A card is the person's own words: the journal says what was done, not what it says.
+        case .addCard: "addCard"
+        case .deleteCard(let number, _, _): "deleteCard \(number)"
         default: "\(r)"
         }
     }
@@ -83,7 +86,10 @@ final class MaintainerDesk: ControlHandling {
 
         case .screen:
             var r = ControlResponse.done()
-            r.screen = ScreenReport(width: device.framebuffer.width, height: device.framebuffer.height, bytes: Data(device.framebuffer.bytes),
+            var frame = device.framebuffer
+            // The person's answers, moods and cards stay on the device.
+            if core.state.showsHowAmIDoing { PrivateScreen.render(core.state, into: &frame) }
+            r.screen = ScreenReport(width: frame.width, height: frame.height, bytes: Data(frame.bytes),
                                     asleep: core.state.display.asleep, page: "\(core.state.page)")
             return .now(r)
 
@@ -165,6 +171,7 @@ final class MaintainerDesk: ControlHandling {
             if let r = state.checkIn { device.maintain(.restoreCheckIn(r)) }
             if let r = state.alertTest { device.maintain(.restoreAlertTest(r)) }
             if let r = state.escalation { device.maintain(.restoreEscalation(r)) }
+            if !state.selfCheck.isEmpty { device.maintain(.restoreSelfCheck(state.selfCheck)) }
             return afterWrites(before, now, MaintenanceEdits.restoredMessage(state) + replies)
 
         case .importSetup(let alerts, let screen):
@@ -196,6 +203,28 @@ final class MaintainerDesk: ControlHandling {
             let before = persistence.writesAsked
             device.maintain(.setCustomPatterns(offered.filter(\.isCustom) + [p]))
             return afterWrites(before, now, "added pattern \(MaintenanceEdits.describe(p)); offered on the breathing page now")
+
+        case .addCard(let concern, let answer):
+            let card = MaintenanceEdits.card(concern: concern, answer: answer)
+            try MaintenanceEdits.checkCard(card, count: core.state.selfCheck.cards.count)
+            let before = persistence.writesAsked
+            if case .copingCard(let why)? = device.maintain(.addCopingCard(card)) { throw .input("card: \(why)") }
+            return afterWrites(before, now, "added card \(core.state.selfCheck.cards.count): \"\(card.concern)\"")
+
+        case .deleteCard(let number, let concern, let answer):
+            let cards = core.state.selfCheck.cards
+            let index = try MaintenanceEdits.cardIndex(number, count: cards.count)
+            let before = persistence.writesAsked
+            guard device.maintain(.deleteCopingCard(index: index, expected: MaintenanceEdits.expectedCard(concern: concern, answer: answer))) == nil else {
+                throw MaintenanceEdits.cardsChanged(number)
+            }
+            return afterWrites(before, now, "deleted card \(number): \"\(cards[index].concern)\"; \(cards.count - 1) left")
+
+        case .setSelfCheckReminder(let line):
+            let schedule = try MaintenanceEdits.selfCheckReminder(line)
+            let before = persistence.writesAsked
+            device.maintain(.setSelfCheckReminder(schedule))
+            return afterWrites(before, now, "self-check reminder: \(RemindersFile.line(schedule))")
 
         case .removePattern(let name):
             let remaining = try MaintenanceEdits.removingPattern(name, from: core.state.breathing.presets)

@@ -125,6 +125,9 @@ final class RequestDecoder: @unchecked Sendable {
         case .removePattern(let name): texts = [("name", name)]
         case .importSetup(let alerts, let screen):
             texts = alerts.flatMap { [("name", $0.name), ("number", $0.number), ("message", $0.message)] } + screen.map { ("screen", $0) }
+        case .addCard(let concern, let answer): texts = [("concern", concern), ("answer", answer)]
+        case .deleteCard(_, let concern, let answer): texts = [("concern", concern), ("answer", answer)]
+        case .setSelfCheckReminder(let line): texts = [("reminder", line)]
         case .status, .screen, .resetMantras, .clearAlert, .testAlert, .resetStatistics, .restore, .modemCheck, .motorTest: texts = []
         }
         return texts.first { ($0.1?.utf8.count ?? 0) > longestText }?.0

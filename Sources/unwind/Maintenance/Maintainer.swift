@@ -224,6 +224,29 @@ public struct OfflineState {
             }
             return .done(MaintenanceEdits.importedMessage(change.alerts))
 
+        case .addCard(let concern, let answer):
+            var cards = try copingCards()
+            let card = MaintenanceEdits.card(concern: concern, answer: answer)
+            try MaintenanceEdits.checkCard(card, count: cards.count)
+            cards.append(card)
+            try write(CopingCardsFile.name, CopingCardsFile.format(cards))
+            return .done("added card \(cards.count): \"\(card.concern)\" (shown when the device starts)")
+
+        case .deleteCard(let number, let concern, let answer):
+            var cards = try copingCards()
+            let index = try MaintenanceEdits.cardIndex(number, count: cards.count)
+            if let expected = MaintenanceEdits.expectedCard(concern: concern, answer: answer), cards[index] != expected {
+                throw MaintenanceEdits.cardsChanged(number)
+            }
+            let card = cards.remove(at: index)
+            try write(CopingCardsFile.name, CopingCardsFile.format(cards))
+            return .done("deleted card \(number): \"\(card.concern)\"; \(cards.count) left")
+
+        case .setSelfCheckReminder(let line):
+            let schedule = try MaintenanceEdits.selfCheckReminder(line)
+            try write(SelfCheckReminderFile.name, SelfCheckReminderFile.format(schedule))
+            return .done("self-check reminder: \(RemindersFile.line(schedule))")
+
         case .restore(let files):
             let bytes = files.mapValues { [UInt8]($0) }
             let state = try MaintenanceEdits.restorable(bytes)
@@ -279,6 +302,16 @@ public struct OfflineState {
         do { bytes = try store.read(PatternsFile.name) } catch { throw .failed("cannot read \(PatternsFile.name): \(error)") }
         guard let bytes else { return [] }
         do { return try PatternsFile.parse(bytes) } catch {
+            throw .failed("\(error); nothing changed — the device sets the file aside and keeps its good lines when it starts")
+        }
+    }
+
+    /// The person's coping cards as `copingCards.txt` holds them.
+    public func copingCards() throws(ControlFailure) -> [CopingCard] {
+        let bytes: [UInt8]?
+        do { bytes = try store.read(CopingCardsFile.name) } catch { throw .failed("cannot read \(CopingCardsFile.name): \(error)") }
+        guard let bytes else { return [] }
+        do { return try CopingCardsFile.parse(bytes) } catch {
             throw .failed("\(error); nothing changed — the device sets the file aside and keeps its good lines when it starts")
         }
     }

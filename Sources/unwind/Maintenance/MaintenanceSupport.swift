@@ -249,6 +249,25 @@ struct StateFiles {
         do { return try RemindersFile.parse(b) } catch { throw .failed("\(error) (the device sets it aside and uses 'never')") }
     }
 
+    func selfChecks() throws(ControlFailure) -> [SelfCheckResult] {
+        guard let b = try bytes(SelfChecksFile.name) else { return [] }
+        do { return try SelfChecksFile.parse(b) } catch { throw .failed("\(error) (the device sets it aside and keeps its good lines)") }
+    }
+
+    func moods() throws(ControlFailure) -> [MoodEntry] {
+        guard let b = try bytes(MoodsFile.name) else { return [] }
+        do { return try MoodsFile.parse(b) } catch { throw .failed("\(error) (the device sets it aside and keeps its good lines)") }
+    }
+
+    func cards() throws(ControlFailure) -> [CopingCard] {
+        try OfflineState(stateDirectory: store.directory, contentDirectory: contentDirectory).copingCards()
+    }
+
+    func selfCheckReminder() throws(ControlFailure) -> ReminderSchedule {
+        guard let b = try bytes(SelfCheckReminderFile.name) else { return .never }
+        do { return try SelfCheckReminderFile.parse(b) } catch { throw .failed("\(error) (the device sets it aside and uses 'never')") }
+    }
+
     func slot(_ n: Int) throws(ControlFailure) -> AlertSlotState {
         AlertSlotState(file: try bytes(AlertSlotFile.name(slot: n)))
     }
