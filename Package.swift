@@ -17,7 +17,7 @@ let package = Package(
     ],
     targets: [
         // Pure behaviour and file formats: values and functions, no I/O, no clock reads.
-        .target(name: "UnwindCore", exclude: ["README.md"]),
+        .target(name: "UnwindCore", exclude: ["README.md", "SelfCheck/README.md"]),
         // libqrencode: the counselling website as a QR code (spec 5.3).
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         // 1-bit framebuffer, fonts and the screens: pure functions of the core's state.

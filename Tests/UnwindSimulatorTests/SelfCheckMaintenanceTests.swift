@@ -112,6 +112,28 @@ import UnwindRender
         #expect(s.cards.count == 1 && s.results.count == 4 && s.moods.count == 2 && s.reminder.schedule == .weekly(.sunday, hour: 18, minute: 0))
     }
 
+    /// An archive whose page files the device could not load is refused whole, nothing changed.
+    @Test(arguments: [(SelfChecksFile.name, "1767225600 gad7 1201320 8\n", "line 1 is not"),
+                      (MoodsFile.name, "2026-01-02 4\n2026-01-01 3\n", "line 2 is not after the day before it"),
+                      (CopingCardsFile.name, "no tab\n", "line 1 is not '<concern><TAB><answer>'"),
+                      (SelfCheckReminderFile.name, "daily 21:00\n", "'never' or 'weekly DAY HH:MM'"),
+                      (SelfChecksFile.name, String(repeating: "1767225600 gad2 00 0\n", count: SelfChecksFile.capacity + 1), "lines; at most 500")])
+    func aBrokenArchiveIsRefusedWhole(_ name: String, _ bytes: String, _ words: String) throws {
+        let dir = temporaryDirectory("selfcheck-restore")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Self.prepare(dir)
+        let archive = dir + "/../\(UUID().uuidString).tar"
+        defer { unlink(archive) }
+        #expect(UnwindRun.run(["backup", archive, "--state", dir]).status == 0)
+        var files = try StateArchive.open([UInt8](try Data(contentsOf: URL(fileURLWithPath: archive)))).files
+        files[name] = Array(bytes.utf8)
+        try Data(StateArchive.make(files, created: WallTime(secondsSinceEpoch: 1_767_225_600))).write(to: URL(fileURLWithPath: archive))
+        let before = stateSnapshot(dir)
+        let r = UnwindRun.run(["restore", archive, "--yes", "--state", dir])
+        #expect(r.status == 2 && r.stderr.contains("the archive's \(name) is not valid") && r.stderr.contains(words), "\(r)")
+        #expect(stateSnapshot(dir) == before)
+    }
+
     @Test func statusAndTheScreenSayNothingOfIt() throws {
         let rig = try MaintenanceRig(prepare: Self.prepare)
         #expect(rig.unwind(["cards", "add", Self.card.0, Self.card.1]).status == 0)

@@ -182,18 +182,9 @@ public enum SessionHistoryFile {
 
     /// The well-formed lines of a file that does not parse.
     public static func salvage(_ bytes: [UInt8]) -> [SessionRecord] {
-        var out = [SessionRecord]()
         // The newest sessions are at the end: an oversized file keeps its last bytes, from the
         // first whole line among them.
-        var kept = bytes[...]
-        if bytes.count > maximumSize {
-            kept = bytes.suffix(maximumSize)
-            if let nl = kept.firstIndex(of: UInt8(ascii: "\n")) { kept = kept[(nl + 1)...] }
-        }
-        for line in kept.split(separator: UInt8(ascii: "\n")) {
-            if let r = record(line) { out.append(r) }
-        }
-        return Array(out.suffix(capacity))
+        Array(FileLines.newestLines(bytes, maximumSize: maximumSize).compactMap(record).suffix(capacity))
     }
 
     static func record(_ line: ArraySlice<UInt8>) -> SessionRecord? {
@@ -221,10 +212,7 @@ public enum SessionHistoryFile {
         return .some(Int(n))
     }
 
-    private static func number(_ s: ArraySlice<UInt8>) -> Int64? {
-        guard !s.isEmpty, s.count <= 12, s.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
-        return s.reduce(Int64(0)) { $0 * 10 + Int64($1 - 0x30) }
-    }
+    private static func number(_ s: ArraySlice<UInt8>) -> Int64? { FileLines.number(s) }
 }
 
 /// What the ratings say over the recent sessions: for the statistics screen and `unwind stats`.

@@ -298,20 +298,21 @@ public struct OfflineState {
 
     /// The maintainer's patterns as `patterns.txt` holds them.
     public func patterns() throws(ControlFailure) -> [BreathingPreset] {
-        let bytes: [UInt8]?
-        do { bytes = try store.read(PatternsFile.name) } catch { throw .failed("cannot read \(PatternsFile.name): \(error)") }
-        guard let bytes else { return [] }
-        do { return try PatternsFile.parse(bytes) } catch {
-            throw .failed("\(error); nothing changed — the device sets the file aside and keeps its good lines when it starts")
-        }
+        try list(PatternsFile.name) { try PatternsFile.parse($0) }
     }
 
     /// The person's coping cards as `copingCards.txt` holds them.
     public func copingCards() throws(ControlFailure) -> [CopingCard] {
+        try list(CopingCardsFile.name) { try CopingCardsFile.parse($0) }
+    }
+
+    /// A list file as the device would load it (missing: none); one that does not parse is
+    /// left for the device, which sets it aside and keeps its good lines.
+    func list<T>(_ name: String, _ parse: ([UInt8]) throws -> [T]) throws(ControlFailure) -> [T] {
         let bytes: [UInt8]?
-        do { bytes = try store.read(CopingCardsFile.name) } catch { throw .failed("cannot read \(CopingCardsFile.name): \(error)") }
+        do { bytes = try store.read(name) } catch { throw .failed("cannot read \(name): \(error)") }
         guard let bytes else { return [] }
-        do { return try CopingCardsFile.parse(bytes) } catch {
+        do { return try parse(bytes) } catch {
             throw .failed("\(error); nothing changed — the device sets the file aside and keeps its good lines when it starts")
         }
     }
