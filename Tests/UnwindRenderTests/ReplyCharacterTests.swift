@@ -39,7 +39,11 @@ let debianUnifont: Unifont? = {
         let u = try #require(debianUnifont)
         let g = try #require(u.glyph(scalar))
         let w = u.width(g)
-        return (0..<16).map { r in (0..<w).reduce(UInt16(0)) { $0 | (fb[x + $1, y + r] ? 0x8000 >> UInt16($1) : 0) } }
+        return (0..<16).map { (r: Int) -> UInt16 in
+            var bits: UInt16 = 0
+            for c in 0..<w where fb[x + c, y + r] { bits |= UInt16(0x8000) >> UInt16(c) }
+            return bits
+        }
     }
 
     func rows(_ scalar: UInt32) throws -> [UInt16] {
@@ -59,7 +63,8 @@ let debianUnifont: Unifont? = {
         // The cell after "Sent 20" is the euro sign's glyph, not a box.
         let euro = try #require(BitmapFont.small.glyph(0x20AC))
         for r in 0..<6 {
-            let bits = (0..<4).reduce(UInt16(0)) { $0 | (fb[1 + 7 * 4 + $1, PanicScreen.replyTop + r] ? 0x8000 >> UInt16($1) : 0) }
+            var bits: UInt16 = 0
+            for c in 0..<4 where fb[1 + 7 * 4 + c, PanicScreen.replyTop + r] { bits |= UInt16(0x8000) >> UInt16(c) }
             #expect(bits == BitmapFont.small.row(euro, r))
         }
     }
