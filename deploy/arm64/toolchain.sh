@@ -72,11 +72,12 @@ build_cache() {
         export DEBIAN_FRONTEND=noninteractive
         dpkg --add-architecture arm64
         apt-get update -qq
-        # The compiler (amd64), what SwiftPM and the tests call, the arm64 linker tools, and the
+        # The compiler (amd64), what SwiftPM and the tests call (Unifont: the replies' fallback
+        # font the render and device suites read), the arm64 linker tools, and the
         # arm64 runtime libraries the tests load (multiarch).
         apt-get install -y -qq --no-install-recommends \
             swiftlang libc6-dev libstdc++-15-dev pkg-config git ca-certificates \
-            libgpiod-dev gpiod libi2c-dev libqrencode-dev zbar-tools strace procps file \
+            libgpiod-dev gpiod libi2c-dev libqrencode-dev unifont zbar-tools strace procps file \
             binutils-aarch64-linux-gnu mmdebstrap arch-test dpkg-dev lintian fakeroot xz-utils \
             libc6:arm64 libstdc++6:arm64 libgcc-s1:arm64 libgpiod3:arm64 libi2c0:arm64 \
             libqrencode4:arm64 >/dev/null
