@@ -72,8 +72,8 @@ build_cache() {
         export DEBIAN_FRONTEND=noninteractive
         dpkg --add-architecture arm64
         apt-get update -qq
-        # The compiler (amd64), what SwiftPM and the tests call (Unifont: the replies' fallback
-        # font the render and device suites read), the arm64 linker tools, and the
+        # The compiler (amd64), what SwiftPM and the tests call (Unifont: the fallback font for
+        # replies, which the render and device suites read), the arm64 linker tools, and the
         # arm64 runtime libraries the tests load (multiarch).
         apt-get install -y -qq --no-install-recommends \
             swiftlang libc6-dev libstdc++-15-dev pkg-config git ca-certificates \
