@@ -48,6 +48,23 @@ struct LateAlertsTests {
         #expect(rig.sim.delivered.map(\.text) == [note + "\n" + a.message])
     }
 
+    /// Refused once, tried again two minutes later: the note is made for the attempt that goes,
+    /// not the first one.
+    @Test func theNoteSaysHowLateTheAttemptThatWentIs() throws {
+        var script = ModemScript()
+        script.submits[1] = SubmitPlan(result: .cmsError(38))
+        let rig = try ModemRig(script: script) { c in
+            c.backoff.first = .seconds(120)
+            c.backoff.maximum = .seconds(120)
+            c.backoff.jitter = 0
+        }
+        let a = alert()
+        rig.modem.send(a, slot: 1, at: Self.before(rig, 7_170))
+        try rig.restartDaemon()
+        #expect(rig.settle(within: .seconds(300)))
+        #expect(rig.sim.delivered.map(\.text) == ["Sent late: PANIC was pressed 2 h 1 min before this text went out.\n" + a.message])
+    }
+
     /// Two days old: not sent, failed with the reason, and still not sent after another restart.
     @Test func anAlertOlderThanADayIsNotSent() throws {
         let rig = try ModemRig()

@@ -78,8 +78,6 @@ struct Delivery {
         /// credited: a part whose `+CMGS` was counted, not credited, is open, and the parts
         /// after it have never been written, so they go at once rather than after its window.
         var aheadPart: Int?
-        /// Its PDUs carry the note of a late alert (`LateAlerts`).
-        var sentLate = false
         var partToWrite: Int { aheadPart ?? entry.partsSent }
     }
 
@@ -261,11 +259,10 @@ struct Delivery {
         case .asWritten:
             return true
         case .late(let note):
-            guard !tracked[k].sentLate else { return true }
+            // Made again at each such attempt: the note says how late this attempt is.
             do {
                 tracked[k].pdus = try SMSPDU.encode(note + "\n" + e.alert.message, to: e.alert.number, reference: e.reference,
                                                     options: SMSSubmitOptions(validity: configuration.validity, statusReport: true))
-                tracked[k].sentLate = true
                 logger.notice("\(e.id): asked for at \(e.created.secondsSinceEpoch), sent late with a note: \(note)")
             } catch {
                 logger.error("\(e.id): the late note could not be encoded (\(error)); sent as written")
