@@ -49,4 +49,20 @@ struct ReportMemoryTests {
         #expect(rig.sim.withScriptedModem { $0.readMemory } == "SM")
         expectClean(rig.sim)
     }
+
+    /// What the modem says of its report memory is checked like any index: out of range or not a
+    /// number it never reaches a command line, and one announced twice is read once.
+    @Test func hostileReportIndicesNeverReachACommand() throws {
+        let rig = try ModemRig(script: Self.script(ReportPlan([])))
+        #expect(rig.ready())
+        rig.sim.inject(["+CDSI: \"SR\",99999999", "+CDSI: \"SR\",-1", "+CDSI: \"SR\",1;AT+CMGD=2", "+CDSI: \"SR\",1e3"])
+        rig.run(for: .seconds(2))
+        #expect(rig.sim.commands.filter { $0.hasPrefix("AT+CMGR=") }.isEmpty)
+        #expect(!rig.sim.commands.contains { $0.contains("99999999") || $0.contains("-1") || $0.contains(";") })
+        rig.sim.inject(["+CDSI: \"SR\",3", "+CDSI: \"SR\",3"])
+        rig.run(for: .seconds(2))
+        #expect(rig.sim.commands.filter { $0 == "AT+CMGR=3" }.count == 1, "\(rig.sim.commands)")
+        #expect(rig.sim.withScriptedModem { $0.readMemory } == "SM", "the SIM's store is chosen again")
+        expectClean(rig.sim)
+    }
 }
