@@ -79,10 +79,31 @@ cross_build() {
     "$toolchain" run "$repo" -- "${sdk_env[@]}" swift build "${sdk_args[@]}" --scratch-path /build/arm64 --build-tests
 }
 
-# Step 3's default (see the header): Swift Testing matches the regex against each test's id.
-board_suites='^Unwind(Render|Hardware|Modem)Tests\.|^UnwindSimulatorTests\.(SSD1306|GPIO|AlertLink|SimRealModem|MaintenanceEndToEnd|RealtimeAlarm|FileMode|Version)'
+# Step 3's default (see the header): whole test targets, and the suites of UnwindSimulatorTests
+# whose names begin with one of board_suites. Swift Testing matches the regex made of them
+# against each test's id.
+board_targets=(UnwindRenderTests UnwindLinuxHardwareTests UnwindModemTests)
+board_suites=(SSD1306 GPIO AlertLink SimRealModem MaintenanceEndToEnd RealtimeAlarm FileMode Version)
+# board_filter: the regex, once every name in it is found in Tests/: a renamed target or suite
+# stops the step instead of quietly leaving its tests out of the emulated run.
+board_filter() {
+    local name missing=()
+    for name in "${board_targets[@]}"; do [ -d "$repo/Tests/$name" ] || missing+=("test target $name"); done
+    for name in "${board_suites[@]}"; do
+        grep -rqE "^ *(@Suite.* )?(struct|final class|class|enum) ${name}[A-Za-z]*" "$repo/Tests/UnwindSimulatorTests" ||
+            missing+=("suite $name* in UnwindSimulatorTests")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        echo "the emulated run's selection names what Tests/ no longer has: ${missing[*]} (Tests/Arm64/arm64-tests.sh)" >&2
+        return 1
+    fi
+    local IFS='|'
+    echo "^(${board_targets[*]})\\.|^UnwindSimulatorTests\\.(${board_suites[*]})"
+}
 emulated_tests() {
-    local filter=(--filter "$board_suites")
+    local regex
+    regex=$(board_filter) || return 1
+    local filter=(--filter "$regex")
     [ "${UNWIND_ARM64_TESTS:-board}" = all ] && filter=()
     [ -n "${UNWIND_ARM64_FILTER:-}" ] && filter=(--filter "$UNWIND_ARM64_FILTER")
     # The test binary is aarch64: the kernel hands it (and every aarch64 program it starts) to

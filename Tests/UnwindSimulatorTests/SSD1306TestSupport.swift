@@ -63,7 +63,7 @@ struct Rig {
     }
 
     /// GDDRAM's first `pages` pages are the frame, byte for byte.
-    func memoryHolds(_ frame: Framebuffer) -> Bool { model.memory.starts(with: frame.bytes) }
+    func memoryHolds(_ frame: Framebuffer) -> Bool { model.holds(frame) }
 }
 
 /// SplitMix64: small, seedable, good enough for test data.

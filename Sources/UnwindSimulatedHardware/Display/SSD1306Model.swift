@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import UnwindCore
 
 /// An SSD1306 as the bus sees it: decodes each I²C write transaction like the chip, keeps the
@@ -300,6 +303,15 @@ public final class SSD1306Model {
         var fb = Framebuffer(width: 128, height: 64)
         fb.bytes = memory
         return fb
+    }
+
+    /// Whether GDDRAM holds exactly `frame` (its bytes, page-major). Compared as memory: a
+    /// measurement checks this after each of tens of thousands of frames.
+    public func holds(_ frame: Framebuffer) -> Bool {
+        guard frame.bytes.count <= memory.count else { return false }
+        return memory.withUnsafeBytes { m in
+            frame.bytes.withUnsafeBytes { f in f.isEmpty || memcmp(m.baseAddress!, f.baseAddress!, f.count) == 0 }
+        }
     }
 
     /// The COM pins setting the module's wiring needs.

@@ -163,15 +163,15 @@ public enum BusCost {
             let deferred = driver.statistics.framesDeferred
             do { try driver.show(frame) } catch { mismatches += 1 }
             if first == nil { first = driver.lastFrame } else { costs.append(driver.lastFrame) }
-            if driver.statistics.framesDeferred == deferred && !bus.model.memory.starts(with: frame.bytes) {
+            if driver.statistics.framesDeferred == deferred && !bus.model.holds(frame) {
                 mismatches += 1
             }
         }
 
         /// Shows `frame` until nothing is held over (a few frames at most); true when the display has it.
         func catchesUp(with frame: Framebuffer) -> Bool {
-            for _ in 0..<16 where !bus.model.memory.starts(with: frame.bytes) { try? driver.show(frame) }
-            return bus.model.memory.starts(with: frame.bytes)
+            for _ in 0..<16 where !bus.model.holds(frame) { try? driver.show(frame) }
+            return bus.model.holds(frame)
         }
 
         func report(budget: Duration) -> SpeedReport {
