@@ -18,15 +18,16 @@
 #      purge in a bookworm chroot), the systemd unit, the udev rules, the Ansible playbook (update,
 #      health check, rollback), the configuration file against the binary.
 # Every stage runs; the script fails when any stage failed. It ends with a table: each stage's
-# seconds and result, whether each preparation was made or came from its cache, and what the run
-# received from the network. A preparation that failed is named, with why in one line, in the
-# stage that needed it. The stages are numbered by what they test; the order they run in, and
-# which run side by side, is below ("stages").
+# seconds, CPU seconds (what it cost the machine: stages share its cores) and result, whether
+# each preparation was made or came from its cache, and what the run received from the network.
+# A preparation that failed is named, with why in one line, in the stage that needed it. The
+# stages are numbered by what they test; the order they run in, and which run side by side, is
+# below ("stages").
 #   UNWIND_SKIP_RIG=1 / UNWIND_SKIP_ARM64=1 / UNWIND_SKIP_IMAGE=1 / UNWIND_SKIP_DEPLOY=1 leave out
 #   stage 3 / 4 / 5 / 6 (quicker local runs).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-# die
+# die, cpu_seconds
 # shellcheck source-path=SCRIPTDIR source=../deploy/lib/toolkit.sh
 . deploy/lib/toolkit.sh
 started=$SECONDS
@@ -47,16 +48,18 @@ rx_started=$(rx_bytes)
 mkdir -p .build
 preps=.build/preparations.tsv
 : >"$preps"
-# prep NAME LOG CMD...: one preparation; a row of $preps: name, seconds, ok or failed, how (made,
-# from the cache), and on a failure why, in one line.
+# prep NAME LOG CMD...: one preparation; a row of $preps: name, seconds, CPU seconds, ok or failed,
+# how (made, from the cache), and on a failure why, in one line.
 prep() {
     local name=$1 log=$2
     shift 2
-    local t=$SECONDS result=ok how why=
+    local t=$SECONDS cpu cpu_after result=ok how why=
+    cpu_seconds cpu
     "$@" >"$log" 2>&1 || result=failed
+    cpu_seconds cpu_after
     how=$(grep -Eo 'cache: (hit|made)' "$log" | tail -n 1 | sed 's/cache: hit/from the cache/; s/cache: made/made/')
     [ "$result" = failed ] && why=$(why_failed "$log")
-    printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$((SECONDS - t))" "$result" "${how:--}" "$why" >>"$preps"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$((SECONDS - t))" "$((cpu_after - cpu))" "$result" "${how:--}" "$why" >>"$preps"
 }
 # why_failed LOG: the reason a preparation failed, in one line.
 why_failed() {
@@ -98,14 +101,17 @@ stages=()
 stage() {
     local name=$1
     shift
-    local start=$SECONDS result=passed
+    local start=$SECONDS cpu cpu_after result=passed
+    cpu_seconds cpu
     echo "=== $name"
     if ! "$@"; then
         result=FAILED
         failed+=("$name")
     fi
-    echo "=== $name: $result ($((SECONDS - start)) s)"
-    stages+=("$name"$'\t'"$((SECONDS - start))"$'\t'"$result")
+    cpu_seconds cpu_after
+    cpu=$((cpu_after - cpu))
+    echo "=== $name: $result ($((SECONDS - start)) s, $cpu s of CPU)"
+    stages+=("$name"$'\t'"$((SECONDS - start))"$'\t'"$cpu"$'\t'"$result")
 }
 # running PID...: whether any of them still runs (one that ended and was not waited for is a
 # zombie, which kill -0 still finds).
@@ -122,7 +128,7 @@ needs() {
     local p name result why start=$SECONDS
     for p in "$@"; do
         until cut -f1 "$preps" | grep -qF "$p" || ! running "${preparations[@]}"; do sleep 1; done
-        while IFS=$'\t' read -r name _ result _ why; do
+        while IFS=$'\t' read -r name _ _ result _ why; do
             [[ $name == "$p"* && $result == failed ]] && echo "=== the preparation '$name' failed: $why"
         done <"$preps"
     done
@@ -169,12 +175,13 @@ if [ "${UNWIND_SKIP_IMAGE:-0}" != 1 ]; then
 fi
 # join_stage NAME PID LOG: a stage that ran beside the others: its output, its verdict in the table.
 join_stage() {
-    local name=$1 pid=$2 log=$3 result secs
+    local name=$1 pid=$2 log=$3 result secs cpu
     wait "$pid"
     cat "$log"
     result=$(sed -n "s/^=== $name: \([A-Za-z]*\) .*/\1/p" "$log" | tail -n 1)
-    secs=$(sed -n "s/^=== $name: [A-Za-z]* (\([0-9]*\) s)/\1/p" "$log" | tail -n 1)
-    stages+=("$name (beside the others)"$'\t'"${secs:-?}"$'\t'"${result:-FAILED}")
+    secs=$(sed -n "s/^=== $name: [A-Za-z]* (\([0-9]*\) s, .*/\1/p" "$log" | tail -n 1)
+    cpu=$(sed -n "s/^=== $name: [A-Za-z]* ([0-9]* s, \([0-9]*\) s of CPU)/\1/p" "$log" | tail -n 1)
+    stages+=("$name (beside the others)"$'\t'"${secs:-?}"$'\t'"${cpu:-?}"$'\t'"${result:-FAILED}")
     [ "${result:-}" = passed ] || failed+=("$name")
 }
 if [ -n "${arm64:-}" ]; then
@@ -191,15 +198,18 @@ fi
 
 # --- the table ------------------------------------------------------------------------------------
 echo
-echo "run-all: $((SECONDS - started)) s in all; $((($(rx_bytes) - rx_started) / 1048576)) MB received from the network"
-printf '%-58s %8s  %s\n' "stage" "seconds" "result"
+wall=$((SECONDS - started))
+cpu_seconds cpu
+echo "run-all: $wall s in all; $cpu s of CPU of the $((wall * $(nproc))) its $(nproc) cores had;" \
+    "$((($(rx_bytes) - rx_started) / 1048576)) MB received from the network"
+printf '%-58s %8s %8s  %s\n' "stage" "seconds" "CPU s" "result"
 for row in "${stages[@]}"; do
-    IFS=$'\t' read -r name secs result <<<"$row"
-    printf '%-58s %8s  %s\n' "$name" "$secs" "$result"
+    IFS=$'\t' read -r name secs cpu result <<<"$row"
+    printf '%-58s %8s %8s  %s\n' "$name" "$secs" "$cpu" "$result"
 done
-printf '%-58s %8s  %-7s %s\n' "preparation (beside the build)" "seconds" "result" "how"
-while IFS=$'\t' read -r name secs result how _; do
-    printf '%-58s %8s  %-7s %s\n' "$name" "$secs" "$result" "$how"
+printf '%-58s %8s %8s  %-7s %s\n' "preparation (beside the build)" "seconds" "CPU s" "result" "how"
+while IFS=$'\t' read -r name secs cpu result how _; do
+    printf '%-58s %8s %8s  %-7s %s\n' "$name" "$secs" "$cpu" "$result" "$how"
 done <"$preps"
 
 if [ ${#failed[@]} -gt 0 ]; then

@@ -35,6 +35,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 repo=$PWD
+# cpu_seconds
+# shellcheck source-path=SCRIPTDIR source=../../deploy/lib/toolkit.sh
+. deploy/lib/toolkit.sh
 toolchain=$repo/deploy/arm64/toolchain.sh
 
 # The toolchain's work space (its /src and /build) is this stage's until it ends: a second run at
@@ -49,14 +52,13 @@ failed=()
 step() {
     local name=$1
     shift
-    local start=$SECONDS
+    local start=$SECONDS cpu cpu_after result=passed
+    cpu_seconds cpu
     echo "--- arm64: $name"
-    if "$@"; then
-        echo "--- arm64: $name: passed ($((SECONDS - start)) s)"
-    else
-        echo "--- arm64: $name: FAILED ($((SECONDS - start)) s)"
-        failed+=("$name")
-    fi
+    "$@" || result=FAILED
+    cpu_seconds cpu_after
+    echo "--- arm64: $name: $result ($((SECONDS - start)) s, $((cpu_after - cpu)) s of CPU)"
+    [ "$result" = passed ] || failed+=("$name")
 }
 
 sdk_env=(env PKG_CONFIG_SYSROOT_DIR=/opt/arm64/trixie-sysroot)

@@ -24,6 +24,12 @@
 #                                COMMAND again every 0.1 s until it succeeds; fails once SECONDS
 #                                have passed, or as soon as the command COND fails
 #
+# Costs:
+#   cpu_seconds VAR              VAR: the CPU time (user + system) of this shell's children
+#                                that have ended, in whole seconds: a stage's cost in the
+#                                machine's time, which its wall-clock seconds hide when stages
+#                                share cores (set, not printed: `$(...)` is another shell)
+#
 # The kernel rig (Tests/KernelRig, deploy/tests/motor-off-rig.sh):
 #   line_used_by CHIP OFFSET CONSUMER
 #                                gpioinfo shows the line requested by CONSUMER ("[used" starts
@@ -106,6 +112,17 @@ eventually() {
 
 # Read whole, then matched: under pipefail, `gpioinfo | grep -q` fails when grep's early exit
 # kills gpioinfo with SIGPIPE.
+cpu_seconds() {
+    local file line
+    file=$(mktemp) || return 1
+    # `times` in this shell: a command substitution would run it in a subshell, which has no
+    # children. Its second line is the ended children's user and system time ("1m2.345s 0m0.678s").
+    times >"$file"
+    line=$(tail -n 1 "$file")
+    rm -f "$file"
+    printf -v "$1" '%s' "$(awk '{ s = 0; for (i = 1; i <= 2; i++) { split($i, p, "m"); s += p[1] * 60 + p[2] } printf "%d", s }' <<<"$line")"
+}
+
 line_used_by() {
     local info
     info=$(gpioinfo "$1") || return 1

@@ -148,4 +148,18 @@ check "line_used_by: the consumer's line, with or without a bias flag; not a fre
 12 unwind: used
 no chip: not"
 
+# --- cpu_seconds: what ended children cost -------------------------------------------------------
+# A child that spins until it has used 1.5 s of CPU by its own clock ticks (read without a fork,
+# so the ticks are its own; a loaded machine only makes it take longer), then a sleep.
+child cost '
+cpu_seconds before
+bash -c "while read -r -a f </proc/\$\$/stat; [ \${f[13]} -lt $(($(getconf CLK_TCK) * 3 / 2)) ]; do for ((i = 0; i < 10000; i++)); do :; done; done"
+cpu_seconds spun
+sleep 0.2
+cpu_seconds after
+echo "$((spun - before)) $((after - spun))"'
+run cost
+check "cpu_seconds: a child that used 1.5 s of CPU counts 1 or 2 s; a sleep counts nothing" \
+    grep -qxE "[12] 0" "$work/cost.out"
+
 finish
