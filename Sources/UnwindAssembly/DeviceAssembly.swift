@@ -33,10 +33,24 @@ public final class DeviceAssembly {
     private var board: Board
     private var finished = false
 
+    /// The assembly owns `board` from here on: when it cannot be assembled, the board's parts
+    /// are undone here, in the board's order, before the error is thrown — every caller's
+    /// failure path shuts down as its success path does.
+    ///
     /// - Parameter alerts: opens the alert link once the state files are loaded (the modem's
     ///   outbox lives beside them); nil: no alert link.
-    public init(board: Board, recipe: DeviceRecipe, alerts: ((Moment) throws -> AlertLink)? = nil,
-                participants: [LoopParticipant] = [], logger: Logger) throws(AssemblyError) {
+    public convenience init(board: Board, recipe: DeviceRecipe, alerts: ((Moment) throws -> AlertLink)? = nil,
+                            participants: [LoopParticipant] = [], logger: Logger) throws(AssemblyError) {
+        do {
+            try self.init(assembling: board, recipe: recipe, alerts: alerts, participants: participants, logger: logger)
+        } catch {
+            for undo in board.teardown { undo() }
+            throw error
+        }
+    }
+
+    private init(assembling board: Board, recipe: DeviceRecipe, alerts: ((Moment) throws -> AlertLink)?,
+                 participants: [LoopParticipant], logger: Logger) throws(AssemblyError) {
         self.board = board
         let clock = board.clock
         let store: DirectoryStore

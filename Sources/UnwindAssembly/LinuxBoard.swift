@@ -10,13 +10,20 @@ extension Board {
     /// from its own thread, CLOCK_MONOTONIC deadlines, a CLOCK_REALTIME alarm for reminders.
     /// A `DeviceError` is a start-up message (it names the line or bus and says what to do); a
     /// capture command that does not parse throws its own problem.
+    /// A part that cannot be had undoes the ones already taken, in the board's teardown order,
+    /// before the error is thrown.
     public static func linux(_ c: DeviceConfiguration, logger: Logger) throws -> Board {
+        var taken: [() -> Void] = []
+        var complete = false
+        defer { if !complete { for undo in taken { undo() } } }
         let clock = LinuxClock()
         let waiter = try PollWaiter()
         let motor = try LinuxMotorLine(c.gpio.motor, consumer: c.gpio.consumer)
+        taken.append(motor.release)
         // From here on the motor line goes low however the process ends (short of SIGKILL).
         try installDriveLowOnExit()
         let buttons = try LinuxButtonLines(configuration: c.gpio)
+        taken.append(buttons.release)
         let bus: I2CBus
         var late: LateI2CBus?
         do {
@@ -43,6 +50,7 @@ extension Board {
         }
         let panel = SSD1306(bus: bus, configuration: panelConfiguration, logger: logger, clock: { clock.now().instant })
         let presenter = ThreadedPresenter(panel: panel, width: c.display.panel.width, height: c.display.panel.height, logger: logger)
+        taken.insert(presenter.stop, at: 0)
         let alarm: RealtimeAlarm?
         do { alarm = try RealtimeAlarm() } catch {
             logger.error("reminders are off: \(error)")
@@ -52,6 +60,7 @@ extension Board {
         if let command = c.captureCommand {
             camera = GroundingCamera(command: try CaptureCommand(command), logger: logger, inBackground: true)
         }
+        complete = true
         return Board(clock: clock, waiter: waiter, motor: motor, buttons: buttons, presenter: presenter,
                      displayControl: panel,
                      displayHealth: { [late] in
@@ -61,7 +70,7 @@ extension Board {
                          return panel.isLost ? "lost (the panel does not answer on the bus; see the journal)" : "ok"
                      },
                      alarm: alarm, camera: camera,
-                     teardown: [presenter.stop, motor.release, buttons.release])
+                     teardown: taken)
     }
 }
 

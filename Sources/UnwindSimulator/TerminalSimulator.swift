@@ -307,41 +307,36 @@ public struct TerminalSimulator {
         recipe.website = counsellingWebsite
         recipe.buttonTiming = buttonTiming
         recipe.recentLog = recentLog
-        let device: DeviceAssembly
-        do {
-            device = try DeviceAssembly(board: board, recipe: recipe, alerts: { [logger, realModem, stateDirectory] now in
-                // A simulated GSM modem on a real pseudo-terminal, driven through the real AT
-                // engine — or a real modem (`--modem PATH`): a USB dongle, or a modem simulator
-                // somebody else wrote.
-                let serial: SerialConfiguration
-                if let realModem {
-                    serial = realModem.serial
-                } else {
-                    // Its link lives in the state directory: a killed simulator leaves nothing in /tmp.
-                    // Never made inside whatever was planted under the name (a link elsewhere).
-                    if let moved = try OwnedDirectory.claim("modem", in: stateDirectory, suffix: "\(now.wall.secondsSinceEpoch)") {
-                        logger.error("\(moved) in \(stateDirectory)")
-                    }
-                    let sim = try ModemSimulator(directory: stateDirectory + "/modem")
-                    sim.start()
-                    plugged.modem = sim
-                    panel.attach(sim)
-                    buttons.onReply = { [logger] text in
-                        guard let number = Self.slotOneNumber(stateDirectory) else {
-                            logger.notice("slot 1 has no contact to text from")
-                            return
-                        }
-                        sim.receiveSMS(from: number, text: text)
-                    }
-                    serial = SerialConfiguration(path: sim.path)
+        // A device that cannot be assembled undoes the board itself (the terminal restored).
+        let device = try DeviceAssembly(board: board, recipe: recipe, alerts: { [logger, realModem, stateDirectory] now in
+            // A simulated GSM modem on a real pseudo-terminal, driven through the real AT
+            // engine — or a real modem (`--modem PATH`): a USB dongle, or a modem simulator
+            // somebody else wrote.
+            let serial: SerialConfiguration
+            if let realModem {
+                serial = realModem.serial
+            } else {
+                // Its link lives in the state directory: a killed simulator leaves nothing in /tmp.
+                // Never made inside whatever was planted under the name (a link elsewhere).
+                if let moved = try OwnedDirectory.claim("modem", in: stateDirectory, suffix: "\(now.wall.secondsSinceEpoch)") {
+                    logger.error("\(moved) in \(stateDirectory)")
                 }
-                return try ModemAlertLink.open(stateDirectory: stateDirectory, serial: serial,
-                                               modem: realModem?.modem ?? ModemConfiguration(), logger: logger, now: now)
-            }, participants: [stop], logger: logger)
-        } catch {
-            for undo in board.teardown { undo() }
-            throw error
-        }
+                let sim = try ModemSimulator(directory: stateDirectory + "/modem")
+                sim.start()
+                plugged.modem = sim
+                panel.attach(sim)
+                buttons.onReply = { [logger] text in
+                    guard let number = Self.slotOneNumber(stateDirectory) else {
+                        logger.notice("slot 1 has no contact to text from")
+                        return
+                    }
+                    sim.receiveSMS(from: number, text: text)
+                }
+                serial = SerialConfiguration(path: sim.path)
+            }
+            return try ModemAlertLink.open(stateDirectory: stateDirectory, serial: serial,
+                                           modem: realModem?.modem ?? ModemConfiguration(), logger: logger, now: now)
+        }, participants: [stop], logger: logger)
         device.run(until: { buttons.quit })
     }
 }
