@@ -119,7 +119,7 @@ let package = Package(
         .target(name: "UnwindTestSupport", dependencies: ["UnwindModem", .product(name: "Logging", package: "swift-log")], path: "Tests/TestSupport"),
         .testTarget(name: "UnwindCoreTests", dependencies: ["UnwindCore"]),
         .testTarget(name: "UnwindRenderTests", dependencies: ["UnwindRender"]),
-        .testTarget(name: "UnwindLinuxHardwareTests", dependencies: ["UnwindTestSupport", "UnwindLinuxHardware", "store-writer"]),
+        .testTarget(name: "UnwindLinuxHardwareTests", dependencies: ["UnwindTestSupport", "UnwindLinuxHardware", "UnwindSimulatedHardware", "store-writer"]),
         // "unwind": the maintainer-command tests run the real executable against a device in the test.
         .testTarget(name: "UnwindSimulatorTests", dependencies: ["UnwindTestSupport", "UnwindSimulator", "UnwindAssembly", "unwind"]),
         // The modem suite: the modem on its seams, the simulated modem, and the Linux serial port for the

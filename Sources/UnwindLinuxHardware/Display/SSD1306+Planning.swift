@@ -13,15 +13,8 @@ extension SSD1306 {
         func contains(_ o: Rect) -> Bool { c0 <= o.c0 && o.c1 <= c1 && p0 <= o.p0 && o.p1 <= p1 }
     }
 
-    /// Bits on the wire for a window of `bytes` data bytes: the 7-byte command transfer plus the
-    /// data transfer(s).
-    func bits(_ bytes: Int) -> Int {
-        let window = FrameCost.bits(ofTransfer: 7)
-        if usesPlainI2C { return window + FrameCost.bits(ofTransfer: 1 + bytes) }
-        let m = I2CLimits.smbusBlockMax
-        let full = bytes / m, rest = bytes % m
-        return window + full * FrameCost.bits(ofTransfer: 1 + m) + (rest > 0 ? FrameCost.bits(ofTransfer: 1 + rest) : 0)
-    }
+    /// Bits on the wire for a window of `bytes` data bytes (`SSD1306Link`'s framing).
+    func bits(_ bytes: Int) -> Int { link.windowBits(data: bytes) }
 
     /// Fills `rects` with the windows to send for `next` against `last`; returns true when
     /// that is the whole frame.

@@ -16,11 +16,9 @@ import UnwindSeams
 /// mode; then display on (0xAF), so the power-on garbage in GDDRAM is never seen.
 /// After that each frame is compared with the last frame sent: changed bytes form runs per page,
 /// runs are merged into rectangles when that costs fewer bits (see `plan`), and each rectangle
-/// goes out as a column/page window (0x21 c0 c1 0x22 p0 p1) followed by its bytes.
-/// - Plain I²C: per rectangle one I2C_RDWR with two messages, `00 21 c0 c1 22 p0 p1` and
-///   `40 data…`. A full frame is 7 + 1025 = 1032 bytes in 2 transfers.
-/// - SMBus only: `00`-register block with the window, then the data in `40`-register blocks of
-///   at most 32 bytes (a full 128x64 frame: 1 + 32 transfers).
+/// goes out as a column/page window (0x21 c0 c1 0x22 p0 p1) followed by its bytes. How commands
+/// and data are framed on the bus is `SSD1306Link`'s: a full frame is 7 + 1025 = 1032 bytes in 2
+/// transfers on plain I²C, 1 + 32 transfers on SMBus alone.
 ///
 /// On a running display one `show` spends at most `Configuration.frameBudget` of wire time
 /// (30 ms at `busSpeedHz` by default): cheapest windows first, then the top pages of the next
@@ -93,9 +91,9 @@ public final class SSD1306: DisplayPanel, @unchecked Sendable {
 
     public let configuration: Configuration
     /// How frames go out: plain I²C when the bus has it, else SMBus block writes.
-    public let usesPlainI2C: Bool
+    public var usesPlainI2C: Bool { link.plainI2C }
 
-    let bus: I2CBus
+    let link: SSD1306Link
     let logger: Logger
     let clock: () -> Instant
     let width: Int
@@ -105,8 +103,6 @@ public final class SSD1306: DisplayPanel, @unchecked Sendable {
     // Preallocated in init, freed in deinit.
     let last: UnsafeMutableBufferPointer<UInt8>
     let next: UnsafeMutableBufferPointer<UInt8>
-    let command: UnsafeMutableRawBufferPointer
-    let data: UnsafeMutableRawBufferPointer
     let rects: UnsafeMutableBufferPointer<Rect>
     var rectCount = 0
 
@@ -141,10 +137,8 @@ public final class SSD1306: DisplayPanel, @unchecked Sendable {
         precondition(configuration.height == 64 || configuration.height == 32, "SSD1306: height 64 or 32")
         precondition(configuration.busSpeedHz > 0)
         self.configuration = configuration
-        self.bus = bus
         self.logger = logger
         self.clock = clock
-        usesPlainI2C = bus.capabilities.contains(.plainI2C)
         width = configuration.width
         pages = configuration.pages
         size = width * pages
@@ -152,8 +146,7 @@ public final class SSD1306: DisplayPanel, @unchecked Sendable {
         last.initialize(repeating: 0)
         next = .allocate(capacity: size)
         next.initialize(repeating: 0)
-        command = .allocate(byteCount: 64, alignment: 1)
-        data = .allocate(byteCount: 1 + size, alignment: 1)
+        link = SSD1306Link(bus: bus, commandCapacity: 63, dataCapacity: size)
         // Enough for a run on every other column of every page, more than the merging allows.
         rects = .allocate(capacity: size / 2 + pages)
         rects.initialize(repeating: Rect(c0: 0, c1: 0, p0: 0, p1: 0))
@@ -164,8 +157,6 @@ public final class SSD1306: DisplayPanel, @unchecked Sendable {
     deinit {
         last.deallocate()
         next.deallocate()
-        command.deallocate()
-        data.deallocate()
         rects.deallocate()
     }
 
@@ -191,15 +182,9 @@ public final class SSD1306: DisplayPanel, @unchecked Sendable {
     /// What one full frame costs on this bus path, window command included (no initialisation).
     public static func fullFrameCost(configuration: Configuration = Configuration(),
                                      capabilities: I2CCapabilities = .plainI2C) -> FrameCost {
-        let n = configuration.width * configuration.pages
         var cost = FrameCost(busSpeedHz: configuration.busSpeedHz)
-        cost.addTransfer(bytes: 7)
-        if capabilities.contains(.plainI2C) {
-            cost.addTransfer(bytes: 1 + n)
-        } else {
-            var left = n
-            while left > 0 { let k = min(left, I2CLimits.smbusBlockMax); cost.addTransfer(bytes: 1 + k); left -= k }
-        }
+        SSD1306Link.windowTransfers(commands: SSD1306Link.windowCommands, data: configuration.width * configuration.pages,
+                                    plainI2C: capabilities.contains(.plainI2C)) { cost.addTransfer(bytes: $0) }
         return cost
     }
 
@@ -223,7 +208,7 @@ public final class SSD1306: DisplayPanel, @unchecked Sendable {
 
         var cost = FrameCost(busSpeedHz: configuration.busSpeedHz)
         do throws(DeviceError) {
-            guard usesPlainI2C || bus.capabilities.contains(.smbusBlockWrite) else {
+            guard link.canSend else {
                 throw DeviceError(device: "ssd1306", operation: "show", errno: I2CErrno.notSupported,
                                   hint: DeviceError.i2cHint(bus: 0, address: 0, errno: I2CErrno.notSupported))
             }
@@ -274,11 +259,10 @@ public final class SSD1306: DisplayPanel, @unchecked Sendable {
     func initialise(contrast: UInt8, cost: inout FrameCost) throws(DeviceError) {
         let h = UInt8(configuration.height)
         let flipped = configuration.flipped
-        let command = self.command
+        let command = link.commands
         var count = 0
         func put(_ a: UInt8) { command[count] = a; count += 1 }
         func put(_ a: UInt8, _ b: UInt8) { put(a); put(b) }
-        put(0x00)                           // control byte: command stream
         put(0xAE)                           // display off
         put(0xD5, 0x80)                     // clock divide 1, oscillator frequency 8 (reset value)
         put(0xA8, h - 1)                    // multiplex ratio: one COM per row
@@ -296,7 +280,7 @@ public final class SSD1306: DisplayPanel, @unchecked Sendable {
         put(0xA6)                           // normal, not inverted
         put(0x2E)                           // scrolling off (before any RAM write)
         stats.initialisations += 1
-        try sendCommands(count: count, cost: &cost)
+        try link.sendCommands(count, cost: &cost)
         initialised = true
         lastValid = false
         displayOn = false
@@ -305,16 +289,16 @@ public final class SSD1306: DisplayPanel, @unchecked Sendable {
 
     func send(contrast: UInt8, sleeping: Bool, cost: inout FrameCost) throws(DeviceError) {
         // Commands that go before the first window: contrast, sleep.
+        let command = link.commands
         var prefix = 0
         if contrast != appliedContrast {
-            command[1 + prefix] = 0x81; command[2 + prefix] = contrast; prefix += 2
+            command[prefix] = 0x81; command[prefix + 1] = contrast; prefix += 2
         }
-        if sleeping && displayOn { command[1 + prefix] = 0xAE; prefix += 1 }
+        if sleeping && displayOn { command[prefix] = 0xAE; prefix += 1 }
 
         if sleeping {
             if prefix > 0 {
-                command[0] = 0x00
-                try sendCommands(count: 1 + prefix, cost: &cost)
+                try link.sendCommands(prefix, cost: &cost)
             } else {
                 stats.framesUnchanged += 1
             }
@@ -364,13 +348,12 @@ public final class SSD1306: DisplayPanel, @unchecked Sendable {
         if full && !deferred { stats.fullFrames += 1 }
         if deferred { stats.framesDeferred += 1 }
         if sent == 0 && prefix > 0 {
-            command[0] = 0x00
-            try sendCommands(count: 1 + prefix, cost: &cost)
+            try link.sendCommands(prefix, cost: &cost)
         }
         appliedContrast = contrast
         if !displayOn {
-            command[0] = 0x00; command[1] = 0xAF
-            try sendCommands(count: 2, cost: &cost)
+            command[0] = 0xAF
+            try link.sendCommands(1, cost: &cost)
             displayOn = true
         }
         lastValid = true
@@ -403,48 +386,21 @@ public final class SSD1306: DisplayPanel, @unchecked Sendable {
         }
     }
 
-    /// One command transfer of `command[0..<count]` (command[0] is the 0x00 control byte).
-    func sendCommands(count: Int, cost: inout FrameCost) throws(DeviceError) {
-        cost.addTransfer(bytes: count)
-        if usesPlainI2C {
-            try bus.write(UnsafeRawBufferPointer(rebasing: command[0..<count]))
-        } else {
-            try bus.smbusBlockWrite(register: 0x00, UnsafeRawBufferPointer(rebasing: command[1..<count]))
-        }
-    }
-
-    /// The window, then the rectangle's bytes (row by row, as horizontal mode stores them).
+    /// The window after the `prefix` commands already written, then the rectangle's bytes (row
+    /// by row, as horizontal mode stores them).
     func sendRect(_ r: Rect, prefix: Int, cost: inout FrameCost) throws(DeviceError) {
-        var k = 1 + prefix
-        command[0] = 0x00
-        command[k] = 0x21; command[k + 1] = UInt8(r.c0); command[k + 2] = UInt8(r.c1)
-        command[k + 3] = 0x22; command[k + 4] = UInt8(r.p0); command[k + 5] = UInt8(r.p1)
-        k += 6
-        data[0] = 0x40
-        var n = 1
+        let command = link.commands
+        command[prefix] = 0x21; command[prefix + 1] = UInt8(r.c0); command[prefix + 2] = UInt8(r.c1)
+        command[prefix + 3] = 0x22; command[prefix + 4] = UInt8(r.p0); command[prefix + 5] = UInt8(r.p1)
+        var n = 0
         let w = r.c1 - r.c0 + 1
         var p = r.p0
         while p <= r.p1 {
             let from: Int = p * width + r.c0
-            (data.baseAddress! + n).copyMemory(from: next.baseAddress! + from, byteCount: w)
+            (link.data.baseAddress! + n).copyMemory(from: next.baseAddress! + from, byteCount: w)
             n += w
             p += 1
         }
-        let commands = UnsafeRawBufferPointer(rebasing: command[0..<k])
-        if usesPlainI2C {
-            cost.addTransfer(bytes: k)
-            cost.addTransfer(bytes: n)
-            try bus.writeMessages(commands, UnsafeRawBufferPointer(rebasing: data[0..<n]))
-        } else {
-            cost.addTransfer(bytes: k)
-            try bus.smbusBlockWrite(register: 0x00, UnsafeRawBufferPointer(rebasing: command[1..<k]))
-            var start = 1
-            while start < n {
-                let end = min(n, start + I2CLimits.smbusBlockMax)
-                cost.addTransfer(bytes: 1 + end - start)
-                try bus.smbusBlockWrite(register: 0x40, UnsafeRawBufferPointer(rebasing: data[start..<end]))
-                start = end
-            }
-        }
+        try link.sendWindow(commands: prefix + SSD1306Link.windowCommands, data: n, cost: &cost)
     }
 }
