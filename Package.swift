@@ -116,7 +116,7 @@ let package = Package(
         ),
         // What the suites share: scratch directories under one per-process root, quiet loggers,
         // the fast modem configuration.
-        .target(name: "UnwindTestSupport", dependencies: ["UnwindModem", .product(name: "Logging", package: "swift-log")], path: "Tests/TestSupport"),
+        .target(name: "UnwindTestSupport", dependencies: ["UnwindSeams", "UnwindModem", .product(name: "Logging", package: "swift-log")], path: "Tests/TestSupport"),
         .testTarget(name: "UnwindCoreTests", dependencies: ["UnwindCore"]),
         .testTarget(name: "UnwindRenderTests", dependencies: ["UnwindRender"]),
         .testTarget(name: "UnwindLinuxHardwareTests", dependencies: ["UnwindTestSupport", "UnwindLinuxHardware", "UnwindSimulatedHardware", "store-writer"]),

@@ -10,6 +10,15 @@ import CLinuxSystem
 // Work that must never wait for a pool (the display's writes, a simulated modem's line)
 // runs on such a thread, not on Dispatch's.
 
+/// The calling thread's id: its directory under /proc/self/task (readlink(2) of
+/// /proc/thread-self; glibc's gettid(2) wrapper is not visible to Swift). 0 when unreadable.
+public func currentThreadID() -> pid_t {
+    var buffer = [CChar](repeating: 0, count: 64)
+    let n = readlink("/proc/thread-self", &buffer, buffer.count - 1)
+    guard n > 0 else { return 0 }
+    return pid_t(String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self).split(separator: "/").last ?? "") ?? 0
+}
+
 /// Runs `body` on a new detached thread named `name` (at most 15 bytes show in ps and top).
 public func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
     final class Start {

@@ -2,6 +2,8 @@
 import Glibc
 #endif
 import Foundation
+// The thread ids the tests watch are the ones the device's code reads.
+@_exported import func UnwindSeams.currentThreadID
 
 // Waiting for another process, or for a condition, by looking at the thing itself (a file, a
 // line it wrote, its state in /proc) — never by sleeping for a time a slow or busy machine may
@@ -51,14 +53,6 @@ public func isTraced(_ pid: pid_t, by tracer: pid_t) -> Bool {
         let status = (try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/status", encoding: .utf8)) ?? ""
         return status.split(separator: "\n").contains { $0 == "TracerPid:\t\(tracer)" }
     }
-}
-
-/// The calling thread's id (its directory under /proc/self/task).
-public func currentThreadID() -> pid_t {
-    var buffer = [CChar](repeating: 0, count: 64)
-    let n = readlink("/proc/thread-self", &buffer, buffer.count - 1)
-    guard n > 0 else { return 0 }
-    return pid_t(String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self).split(separator: "/").last ?? "") ?? 0
 }
 
 /// How long a thread of this process has been ready to run but waiting for a CPU (the second

@@ -302,13 +302,10 @@ import UnwindSimulator
     // MARK: What every attack must leave intact
 
     /// Missed frame deadlines an attack may cost: none beyond what a busy two-core machine
-    /// costs anyway (a test binary built for debugging, other builds beside it). A frame is
-    /// missed when it is drawn a frame's time late or more; the time the loop's thread waited for
-    /// a CPU (other engineers' builds, the suite's other tests) is the machine's, not the
-    /// attack's, and may cost one frame for every frame's time of it. What the attack costs the
-    /// loop's own passes stays within the rest: at most 3, or 1 in 50.
+    /// costs anyway (`FrameDeadlineCost.missedAllowed`: the time the loop's thread waited for a
+    /// CPU is the machine's, not the attack's).
     static func missedAllowed(_ cost: AttackWatch.Cost) -> Int {
-        max(3, (cost.framesDrawn + cost.framesMissed) / 50) + Int(cost.starved / (Duration.seconds(1) / DeviceLoop.framesPerSecond))
+        FrameDeadlineCost.missedAllowed(drawn: cost.framesDrawn, missed: cost.framesMissed, starved: cost.starved)
     }
 
     func record(_ attack: String, _ cost: AttackWatch.Cost, _ during: UnwindRun.Result, _ own: Bool, _ detail: String,

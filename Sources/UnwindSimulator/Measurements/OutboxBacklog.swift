@@ -23,7 +23,8 @@ public struct OutboxBacklogCost: CustomStringConvertible {
 
     public var description: String {
         "\(messages) messages \(durationText(age)) old in the outbox at start: \(frames.framesDrawn) frames drawn, "
-            + "\(frames.framesMissed) missed in \(frames.seconds.fixed(1)) s; a new PANIC's 5 alerts at the modem "
+            + "\(frames.framesMissed) missed in \(frames.seconds.fixed(1)) s (the loop waited \(frames.starved.nanoseconds / 1_000_000) ms for a CPU); "
+            + "a new PANIC's 5 alerts at the modem "
             + (newPanicSeconds.map { "\($0.fixed(2)) s after the press" } ?? "not within 60 s")
             + "; \(backlogSent) old ones sent meanwhile"
     }
@@ -58,9 +59,9 @@ extension FrameDeadlineRig {
         let rest = 20 - seconds(since: t0)
         if rest > 0 { usleep(UInt32(rest * 1_000_000)) }
         let sentOld = rig.modemSim.delivered.filter { $0.number == "+15550109999" }.count
-        let s = rig.finish()
+        let (s, starved) = rig.finishMeasured()
         let frames = FrameDeadlineCost(what: "outbox backlog", count: 0, framesDrawn: s.framesRendered,
-                                       framesMissed: s.framesMissed, seconds: seconds(since: t0))
+                                       framesMissed: s.framesMissed, seconds: seconds(since: t0), starved: starved)
         return OutboxBacklogCost(messages: count, age: age, frames: frames, newPanicSeconds: newPanic, backlogSent: sentOld)
     }
 }
