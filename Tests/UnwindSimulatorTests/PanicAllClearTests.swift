@@ -55,6 +55,38 @@ struct PanicAllClearTests {
         #expect(rig.requested.filter { $0.purpose == .allClear }.count == 4)
     }
 
+    /// A modem that answers other commands while a submit waits, no status reports, and one
+    /// contact's alert in doubt (its `+CMGS` never comes): an all-clear written while that
+    /// answer may still come could not be told from it, and one not credited would go again.
+    /// Each contact who may have the alert gets "I'm OK now" exactly once, and meanwhile the
+    /// screen never says an all-clear is retrying or failed.
+    @Test func anAlertInDoubtNeverMakesAnAllClearGoTwice() throws {
+        var script = ModemScript()
+        script.answersWhileSubmitPending = true
+        script.defaultReports = ReportPlan([])
+        script.resultsByText = ["SILENT": .silence]
+        let contacts = [
+            try AlertSlot(name: "Doubt", number: "+15550100001", message: "Please call me SILENT (A)."),
+        ] + (2...5).map { k in try! AlertSlot(name: "C\(k)", number: "+1555010000\(k)", message: "Please call me (\(k)).") }
+        let rig = try PanicCoreRig(script: script, contacts: contacts, configure: PanicTruth.real)
+        rig.run(until: { rig.modem.status.link == .ready }, for: .seconds(10))
+        rig.panic()
+        rig.run(for: .seconds(10))
+        #expect(rig.core.state.panic.progress.map(\.canHaveIt) == [true, true, true, true, true], "\(rig.core.state.panic.progress)")
+        rig.imOK()
+        var words: Set<String> = []
+        rig.run(until: {
+            for p in rig.core.state.panic.aftercare.allClear { words.insert(p.delivery.word) }
+            return false
+        }, for: .seconds(180))
+        for c in contacts {
+            #expect(rig.copies(to: c.number.text, containing: Self.ok) == 1, "\(c.name): \(rig.copies(to: c.number.text, containing: Self.ok)) all-clears")
+        }
+        #expect(!words.contains("retrying") && !words.contains("FAILED"), "the screen said \(words.sorted())")
+        #expect(rig.core.state.panic.aftercare.allClear.allSatisfy { $0.delivery.word == "SENT" || $0.delivery.word == "DELIVERED" },
+                "\(rig.core.state.panic.aftercare.allClear)")
+    }
+
     /// Every mix of the four kinds the core can be told of: the all-clear goes exactly to the
     /// contacts who may have any part (now, or when news says so later), never twice, and the
     /// screen says "nobody had it" only when none can.

@@ -311,7 +311,7 @@ struct Delivery {
             if t.notice && held { continue }
             var due = t.inAttempt || heldUntil == nil ? t.nextAttempt : max(t.nextAttempt, heldUntil ?? t.nextAttempt)
             if !t.inAttempt, t.entry.attempts > 0, !t.nextPartNeverWritten, let doubt { due = max(due, doubt) }
-            if t.notice, let doubt { due = max(due, doubt) }
+            if t.notice || (t.entry.purpose == .allClear && !t.inAttempt), let doubt { due = max(due, doubt) }
             if d == nil || due < d! { d = due }
         }
         return d
@@ -341,6 +341,10 @@ struct Delivery {
         for (k, t) in tracked.enumerated() {
             if case .failed = t.state { continue }
             if t.notice && held { continue }
+            // An all-clear waits while any PDU's answer may still come: its own answer could not
+            // be told from that one, and an all-clear not credited would go again. A contact gets
+            // "I'm OK now" exactly once; the window closes within the modem's 60 s.
+            if t.entry.purpose == .allClear && !open.isEmpty { continue }
             guard t.nextAttempt <= now, !t.cancelRequested else { continue }
             if writing(t.entry.id) {
                 heldForCard = true
