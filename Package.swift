@@ -114,8 +114,9 @@ let package = Package(
             dependencies: ["UnwindModem", "UnwindLinuxHardware", .product(name: "Logging", package: "swift-log")],
             path: "Tests/AlertSender"
         ),
-        // What the suites share: scratch directories under one per-process root, quiet loggers,
-        // the fast modem configuration.
+        // What the suites of several targets share: scratch directories under one per-process root,
+        // quiet loggers, waiting for a condition or a process, the fast and the patient modem
+        // configurations.
         .target(name: "UnwindTestSupport", dependencies: ["UnwindModem", .product(name: "Logging", package: "swift-log")], path: "Tests/TestSupport"),
         .testTarget(name: "UnwindCoreTests", dependencies: ["UnwindCore"]),
         .testTarget(name: "UnwindRenderTests", dependencies: ["UnwindRender"]),
