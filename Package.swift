@@ -120,11 +120,14 @@ let package = Package(
         .target(name: "UnwindTestSupport", dependencies: ["UnwindModem", .product(name: "Logging", package: "swift-log")], path: "Tests/TestSupport"),
         .testTarget(name: "UnwindCoreTests", dependencies: ["UnwindCore"]),
         .testTarget(name: "UnwindRenderTests", dependencies: ["UnwindRender"]),
+        // The seams' own code on the simulated chip: the GPIO adapter under faults, the EINTR rule.
+        .testTarget(name: "UnwindSeamsTests", dependencies: ["UnwindSeams", "UnwindSimulatedHardware"]),
         .testTarget(name: "UnwindLinuxHardwareTests", dependencies: ["UnwindTestSupport", "UnwindLinuxHardware", "store-writer"]),
-        // "unwind": the maintainer-command tests run the real executable against a device in the test.
-        .testTarget(name: "UnwindSimulatorTests", dependencies: ["UnwindTestSupport", "UnwindSimulator", "UnwindAssembly", "unwind"]),
         // The modem suite: the modem on its seams, the simulated modem, and the Linux serial port for the
         // end-to-end runs over a pseudo-terminal.
         .testTarget(name: "UnwindModemTests", dependencies: ["UnwindTestSupport", "UnwindModem", "UnwindSimulatedHardware", "UnwindLinuxHardware", "alert-sender"]),
+        // The device end to end: the simulators, the daemon's assembly in the test process, and
+        // "unwind": the maintainer-command tests run the real executable against a device in the test.
+        .testTarget(name: "UnwindSimulatorTests", dependencies: ["UnwindTestSupport", "UnwindSimulator", "UnwindAssembly", "unwind"]),
     ]
 )
