@@ -122,6 +122,7 @@ let package = Package(
         .testTarget(name: "UnwindRenderTests", dependencies: ["UnwindRender"]),
         // The seams' own code on the simulated chip: the GPIO adapter under faults, the EINTR rule.
         .testTarget(name: "UnwindSeamsTests", dependencies: ["UnwindSeams", "UnwindSimulatedHardware"]),
+        .testTarget(name: "UnwindSimulatedHardwareTests", dependencies: ["UnwindSimulatedHardware"]),
         .testTarget(name: "UnwindLinuxHardwareTests", dependencies: ["UnwindTestSupport", "UnwindLinuxHardware", "store-writer"]),
         // The modem suite: the modem on its seams, the simulated modem, and the Linux serial port for the
         // end-to-end runs over a pseudo-terminal.
