@@ -134,6 +134,9 @@ let package = Package(
         // The modem suite: the modem on its seams, the simulated modem, and the Linux serial port for the
         // end-to-end runs over a pseudo-terminal.
         .testTarget(name: "UnwindModemTests", dependencies: ["UnwindTestSupport", "UnwindModem", "UnwindSimulatedHardware", "UnwindLinuxHardware", "alert-sender"]),
+        // The loop's links and control socket: the panic link against the scripted modem, the
+        // request decoder, the shipped content.
+        .testTarget(name: "UnwindRuntimeTests", dependencies: ["UnwindTestSupport", "UnwindRuntime", "UnwindLinuxHardware", "UnwindSimulatedHardware"]),
         // The device end to end: the simulators, the daemon's assembly in the test process, and
         // "unwind": the maintainer-command tests run the real executable against a device in the test.
         .testTarget(name: "UnwindSimulatorTests", dependencies: ["UnwindTestSupport", "UnwindSimulator", "UnwindAssembly", "unwind"]),
