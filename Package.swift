@@ -137,6 +137,8 @@ let package = Package(
         // The loop's links and control socket: the panic link against the scripted modem, the
         // request decoder, the shipped content.
         .testTarget(name: "UnwindRuntimeTests", dependencies: ["UnwindTestSupport", "UnwindRuntime", "UnwindLinuxHardware", "UnwindSimulatedHardware"]),
+        // The configuration file's keys, and the daemon's own opening of its modem link.
+        .testTarget(name: "UnwindAssemblyTests", dependencies: ["UnwindTestSupport", "UnwindAssembly", "UnwindSimulatedHardware"]),
         // The device end to end: the simulators, the daemon's assembly in the test process, and
         // "unwind": the maintainer-command tests run the real executable against a device in the test.
         .testTarget(name: "UnwindSimulatorTests", dependencies: ["UnwindTestSupport", "UnwindSimulator", "UnwindAssembly", "unwind"]),

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Logging
 import Testing
+import UnwindTestSupport
 import UnwindMaintenance
 import UnwindSimulatedHardware
 import UnwindCore
@@ -9,7 +10,6 @@ import UnwindRuntime
 import UnwindLinuxHardware
 import UnwindModem
 import UnwindAssembly
-import UnwindSimulator
 import UnwindSeams
 
 /// The loop's panic link: the core's 0-based slots become the outbox's 1-based ones and back,
