@@ -114,16 +114,33 @@ let package = Package(
             dependencies: ["UnwindModem", "UnwindLinuxHardware", .product(name: "Logging", package: "swift-log")],
             path: "Tests/AlertSender"
         ),
-        // What the suites share: scratch directories under one per-process root, quiet loggers,
-        // the fast modem configuration.
+        // What the suites of several targets share: scratch directories under one per-process root,
+        // quiet loggers, waiting for a condition or a process, the fast and the patient modem
+        // configurations.
         .target(name: "UnwindTestSupport", dependencies: ["UnwindSeams", "UnwindModem", .product(name: "Logging", package: "swift-log")], path: "Tests/TestSupport"),
         .testTarget(name: "UnwindCoreTests", dependencies: ["UnwindCore"]),
         .testTarget(name: "UnwindRenderTests", dependencies: ["UnwindRender"]),
-        .testTarget(name: "UnwindLinuxHardwareTests", dependencies: ["UnwindTestSupport", "UnwindLinuxHardware", "UnwindSimulatedHardware", "store-writer"]),
-        // "unwind": the maintainer-command tests run the real executable against a device in the test.
-        .testTarget(name: "UnwindSimulatorTests", dependencies: ["UnwindTestSupport", "UnwindSimulator", "UnwindAssembly", "unwind"]),
+        // The seams' own code on the simulated chip: the GPIO adapter under faults, the EINTR rule.
+        .testTarget(name: "UnwindSeamsTests", dependencies: ["UnwindSeams", "UnwindSimulatedHardware"]),
+        .testTarget(name: "UnwindSimulatedHardwareTests", dependencies: ["UnwindSimulatedHardware"]),
+        // The SSD1306 driver decoded by the simulated display, GPIO on the simulated chip as the loop
+        // drives it, the bus cost the benchmark measures (UnwindSimulator), and the file store with
+        // `store-writer` killed mid-write.
+        .testTarget(
+            name: "UnwindLinuxHardwareTests",
+            dependencies: ["UnwindTestSupport", "UnwindLinuxHardware", "UnwindSimulatedHardware", "UnwindRuntime", "UnwindSimulator",
+                           "store-writer"]
+        ),
         // The modem suite: the modem on its seams, the simulated modem, and the Linux serial port for the
         // end-to-end runs over a pseudo-terminal.
         .testTarget(name: "UnwindModemTests", dependencies: ["UnwindTestSupport", "UnwindModem", "UnwindSimulatedHardware", "UnwindLinuxHardware", "alert-sender"]),
+        // The loop's links and control socket: the panic link against the scripted modem, the
+        // request decoder, the shipped content.
+        .testTarget(name: "UnwindRuntimeTests", dependencies: ["UnwindTestSupport", "UnwindRuntime", "UnwindLinuxHardware", "UnwindSimulatedHardware"]),
+        // The configuration file's keys, and the daemon's own opening of its modem link.
+        .testTarget(name: "UnwindAssemblyTests", dependencies: ["UnwindTestSupport", "UnwindAssembly", "UnwindSimulatedHardware"]),
+        // The device end to end: the simulators, the daemon's assembly in the test process, and
+        // "unwind": the maintainer-command tests run the real executable against a device in the test.
+        .testTarget(name: "UnwindSimulatorTests", dependencies: ["UnwindTestSupport", "UnwindSimulator", "UnwindAssembly", "unwind"]),
     ]
 )

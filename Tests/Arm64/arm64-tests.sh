@@ -81,26 +81,28 @@ cross_build() {
     "$toolchain" run "$repo" -- "${sdk_env[@]}" swift build "${sdk_args[@]}" --scratch-path /build/arm64 --build-tests
 }
 
-# Step 3's default (see the header): whole test targets, and the suites of UnwindSimulatorTests
-# whose names begin with one of board_suites. Swift Testing matches the regex made of them
-# against each test's id.
-board_targets=(UnwindRenderTests UnwindLinuxHardwareTests UnwindModemTests)
-board_suites=(SSD1306 GPIO AlertLink SimRealModem MaintenanceEndToEnd RealtimeAlarm FileMode Version)
+# Step 3's default (see the header): whole test targets, and single suites of others, each
+# named by its target and the beginning of its name (UnwindSimulatorTests.Version: VersionTests).
+# Swift Testing matches the regex made of them against each test's id.
+board_targets=(UnwindRenderTests UnwindSeamsTests UnwindSimulatedHardwareTests UnwindLinuxHardwareTests UnwindModemTests)
+board_suites=(UnwindCoreTests.AlertSlot UnwindAssemblyTests.AlertLink UnwindSimulatorTests.SimRealModem
+              UnwindSimulatorTests.MaintenanceEndToEnd UnwindSimulatorTests.FileMode UnwindSimulatorTests.Version)
 # board_filter: the regex, once every name in it is found in Tests/: a renamed target or suite
 # stops the step instead of quietly leaving its tests out of the emulated run.
 board_filter() {
-    local name missing=()
+    local name target suite missing=()
     for name in "${board_targets[@]}"; do [ -d "$repo/Tests/$name" ] || missing+=("test target $name"); done
     for name in "${board_suites[@]}"; do
-        grep -rqE "^ *(@Suite.* )?(struct|final class|class|enum) ${name}[A-Za-z]*" "$repo/Tests/UnwindSimulatorTests" ||
-            missing+=("suite $name* in UnwindSimulatorTests")
+        target=${name%%.*} suite=${name#*.}
+        grep -rqE "^ *(@Suite.* )?(struct|final class|class|enum) ${suite}[A-Za-z]*" "$repo/Tests/$target" 2>/dev/null ||
+            missing+=("suite $suite* in $target")
     done
     if [ ${#missing[@]} -gt 0 ]; then
         echo "the emulated run's selection names what Tests/ no longer has: ${missing[*]} (Tests/Arm64/arm64-tests.sh)" >&2
         return 1
     fi
     local IFS='|'
-    echo "^(${board_targets[*]})\\.|^UnwindSimulatorTests\\.(${board_suites[*]})"
+    echo "^(${board_targets[*]})\\.|^(${board_suites[*]//./\\.})"
 }
 emulated_tests() {
     local regex

@@ -22,3 +22,14 @@ public func fastModemConfiguration(_ change: (inout ModemConfiguration) -> Void 
     change(&c)
     return c
 }
+
+/// The fast configuration with more patience for an answer: a modem simulator on a
+/// pseudo-terminal, the loop and the maintainer's processes share the machine on the real clock.
+public var patientModemConfiguration: ModemConfiguration {
+    fastModemConfiguration {
+        $0.timeouts.command = .milliseconds(500)
+        $0.timeouts.syncAttempt = .milliseconds(200)
+        $0.timeouts.prompt = .milliseconds(500)
+        $0.timeouts.submit = .seconds(2)
+    }
+}

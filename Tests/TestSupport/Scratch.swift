@@ -53,6 +53,14 @@ public final class ScratchDirectory {
 /// A file's text, or nil when it cannot be read.
 public func readText(_ path: String) -> String? { try? String(contentsOfFile: path, encoding: .utf8) }
 
+/// What is at `path` itself (`S_IFREG`, `S_IFDIR`, `S_IFLNK`, `S_IFIFO`…), a link not followed;
+/// 0 when nothing is there.
+public func fileType(_ path: String) -> mode_t {
+    var info = stat()
+    guard lstat(path, &info) == 0 else { return 0 }
+    return info.st_mode & S_IFMT
+}
+
 /// A logger that says nothing — unless `UNWIND_TEST_LOG` is set, then everything.
 public func quietLogger(_ label: String = "unwind.test") -> Logger {
     var l = Logger(label: label)

@@ -62,7 +62,7 @@ import Testing
     /// first breaths squeeze every phase into a fraction of the 1 s (0.5 s top-up) the validation
     /// promises.
     @Test func aRampNeverSqueezesAPhaseBelowWhatAPersonCanFollow() throws {
-        // Fixed: a slowing pace whose first breaths squeeze a phase below 0.5 s is refused.
+        // Regression: a slowing pace whose first breaths squeeze a phase below 0.5 s accepted.
         #expect(throws: (any Error).self) { try BreathingPattern.parse("20+0.5,20,20,20 from 30 over 1200") }
         // The fastest start allowed for it: the top-up's 5 s at 7/70 of its length is 0.5 s.
         let p = try BreathingPattern.parse("20+5,20,20,20 from 7 over 1200")

@@ -65,11 +65,11 @@ import Testing
         #expect(dialled.contains(Self.mum))
     }
 
-    /// A contact stored in national form matches any country's number ending in the same digits.
+    /// A contact stored in national form is the sender only in its own country: the device's
+    /// international numbers (+1 contacts, the +1 counselling line) say which country that is.
     @Test func aStrangerAbroadWithTheSameNationalDigitsIsNotAContact() throws {
         let samNational = try PhoneNumber(Self.sam)   // 604 555 7654, stored without a country code
-        // Fixed: the device's international numbers (+1 contacts, the +1 counselling line) say
-        // which country a national form belongs to.
+        // Regression: a national form matching any country's number ending in the same digits.
         let northAmerica = ["17785551234", "17787824615"], britain = ["447700900999"]
         #expect(samNational.isSameNumber(asSender: "+16045557654", known: northAmerica))
         #expect(!samNational.isSameNumber(asSender: "+446045557654", known: northAmerica))

@@ -86,6 +86,7 @@ private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count
     read(fd, buffer, count)
 }
 
+/// SplitMix64: small, seedable, good enough for test data.
 struct SplitMix64: RandomNumberGenerator {
     var state: UInt64
     init(seed: UInt64) { state = seed }

@@ -6,7 +6,7 @@ import UnwindRender
 @testable import UnwindSimulator
 
 @Suite struct HeadlessSessionTests {
-    /// The acceptance run: a ten-minute session on simulated time.
+    /// The acceptance run: a ten-minute session on simulated time.
     @Test func tenMinuteSession() throws {
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }

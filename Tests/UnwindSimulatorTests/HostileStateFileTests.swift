@@ -329,12 +329,6 @@ struct HostileOwnedDirectoryTests {
     }
 }
 
-func fileType(_ path: String) -> mode_t {
-    var info = stat()
-    guard lstat(path, &info) == 0 else { return 0 }
-    return info.st_mode & S_IFMT
-}
-
 /// chown -hR: links themselves, never what they point to.
 func lchownTree(_ root: String, _ uid: uid_t, _ gid: gid_t) -> Bool {
     guard lchown(root, uid, gid) == 0 else { return false }

@@ -75,7 +75,7 @@ final class MaintenanceRig: @unchecked Sendable {
                 ? Inbox(storage: try DirectoryStore(directory: directory + "/" + Inbox.directoryName, maximumFileSize: 256 * 1024), now: now.wall)
                 : nil
             let modem = GSMModem(port: try SerialPort(SerialConfiguration(path: modemSim.path)), outbox: outbox, inbox: inbox,
-                                 configuration: Self.modemConfiguration, random: SeededRandom(seed: 1), logger: logger)
+                                 configuration: patientModemConfiguration, random: SeededRandom(seed: 1), logger: logger)
             opened = modem
             return ModemAlertLink(modem: modem)
         }, logger: logger)
@@ -89,17 +89,6 @@ final class MaintenanceRig: @unchecked Sendable {
             finished.signal()
         }
         thread.start()
-    }
-
-    /// The fast configuration, with more patience for an answer: the modem simulator, the loop
-    /// and the maintainer's processes share the machine on the real clock.
-    static var modemConfiguration: ModemConfiguration {
-        fastModemConfiguration {
-            $0.timeouts.command = .milliseconds(500)
-            $0.timeouts.syncAttempt = .milliseconds(200)
-            $0.timeouts.prompt = .milliseconds(500)
-            $0.timeouts.submit = .seconds(2)
-        }
     }
 
     /// Stops the loop (the session is saved, as on SIGTERM), then the socket and the presence.

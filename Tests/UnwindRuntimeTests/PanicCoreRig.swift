@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import UnwindTestSupport
 @testable import UnwindCore
 import UnwindRuntime
 import UnwindLinuxHardware

@@ -4,6 +4,7 @@ import Testing
 import UnwindAssembly
 import UnwindCore
 import UnwindSimulatedHardware
+import UnwindTestSupport
 
 /// One owner of shutdown: the assembly undoes the board's parts in the board's order, once —
 /// after the loop's last save, and when the device cannot be assembled at all, so no caller

@@ -2,11 +2,12 @@ import Foundation
 import Logging
 import Synchronization
 import Testing
+import UnwindTestSupport
 import UnwindSimulatedHardware
 import UnwindCore
 @testable import UnwindLinuxHardware
 import UnwindRender
-@testable import UnwindSimulator
+import UnwindSimulator
 import UnwindSeams
 
 // MARK: - Tests
@@ -191,7 +192,7 @@ import UnwindSeams
         #expect(rig.model.violations.isEmpty)
     }
 
-    /// The targets on the breathing page, over ten minutes (the pixel shift moves the
+    /// The bus budget of the breathing page, over ten minutes (the pixel shift moves the
     /// whole picture every 3 minutes): mean ≤ 150 bytes, max ≤ 400, no frame over 33 ms at 100 kHz.
     @Test func breathingPageMeetsTheBusBudget() {
         var core = DeviceCore()

@@ -1,14 +1,5 @@
-import Foundation
-import Logging
-import Synchronization
 import Testing
 import UnwindSimulatedHardware
-import UnwindCore
-@testable import UnwindLinuxHardware
-import UnwindRender
-@testable import UnwindSimulator
-import UnwindSeams
-
 
 /// The SSD1306 model itself, on hand-written byte streams: what the other tests decode the
 /// driver's bytes with must be right first.

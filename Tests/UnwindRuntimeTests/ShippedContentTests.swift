@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Testing
+import UnwindTestSupport
 import UnwindCore
 import UnwindRuntime
 import UnwindLinuxHardware

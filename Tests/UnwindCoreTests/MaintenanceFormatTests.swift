@@ -1,12 +1,9 @@
 import Foundation
 import Testing
-import UnwindMaintenance
 import UnwindCore
-import UnwindRuntime
-import UnwindModem
 
-/// The pure pieces behind the maintainer's commands: vCard reading, the backup archive, the
-/// technician's command rules and the core's maintenance changes.
+/// The pure pieces behind the maintainer's commands: vCard reading, the backup archive and the
+/// core's maintenance changes.
 @Suite struct MaintenanceFormatTests {
     // MARK: vCard
 
@@ -115,25 +112,6 @@ import UnwindModem
         let digits = Array(String(sum, radix: 8).utf8)
         for i in 0..<6 { link[148 + i] = i < 6 - digits.count ? 0x30 : digits[i - (6 - digits.count)] }
         #expect(problem(link) == .unsupportedMember("manifest.txt", "link"))
-    }
-
-    // MARK: Technician's commands
-
-    @Test func technicianCommands() throws {
-        for ok in ["AT", "AT+CSQ", "at+creg?", "ATI", "ATI3", "AT&V", "AT+CMGF=?", "AT+CFUN?", "AT+IPR?", "AT+CMEE?", "AT^SYSINFO",
-                   "AT+CGSN", "AT+COPS?", "AT+CSCA?", "AT+CPIN?", "AT+CEER"] {
-            #expect((try? TechnicianCommand(ok)) != nil, "\(ok)")
-        }
-        for bad in ["", "CSQ", "AT+CMGS=12", "AT+cmgw", "AT+CMSS=1", "AT+CMGC=1", "ATD123;", "atd>1;", "ATA", "A/",
-                    "AT+CSQ;+CMGS=1", "AT+CSCA=\"1\"", "AT+X='1'", "AT CSQ", "AT\r", "AT\u{1B}", "AT+CFUN=1,1", "AT+CPOWD=1",
-                    "AT+QPOWD", "AT+Ç", "AT" + String(repeating: "E", count: 63), "ATV0", "ATQ1", "ATZ", "AT&F", "ATE1",
-                    "AT+IPR=9600", "AT+CMEE=0", "AT+IFC=2,2", "ATH",
-                    // Anything that can stop the panic path, and a network scan.
-                    "AT+COPS=2", "AT+COPS=?", "AT+CLCK=SC,1,1234", "AT+CPIN=1234", "AT+CPWD=SC,1,2", "AT+CSCLK=2", "AT+CRESET",
-                    "AT+CSCA=123", "AT+CMGF=1", "AT+CMGD=1,4", "AT+CUSD=1,*100#", "AT+CCFC=0,3", "AT+CGATT=0", "AT+CNMI=0,0"] {
-            #expect(throws: TechnicianCommand.Refusal.self, "\(bad.debugDescription)") { try TechnicianCommand(bad) }
-        }
-        #expect(ATCommand.technician(try TechnicianCommand("AT+CSQ")).line == "AT+CSQ")
     }
 
     // MARK: The core

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import UnwindTestSupport
 import UnwindSimulatedHardware
 import UnwindLinuxHardware
 import UnwindSeams

@@ -4,12 +4,11 @@ import Glibc
 import Foundation
 import Logging
 import Testing
-import UnwindMaintenance
+import UnwindTestSupport
 import UnwindSimulatedHardware
 import UnwindCore
 import UnwindRuntime
 import UnwindLinuxHardware
-import UnwindSimulator
 import UnwindSeams
 
 /// Pins of the reference build (GPIOConfiguration.raspberryPi).

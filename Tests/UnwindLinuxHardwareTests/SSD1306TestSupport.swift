@@ -6,7 +6,6 @@ import UnwindSimulatedHardware
 import UnwindCore
 @testable import UnwindLinuxHardware
 import UnwindRender
-@testable import UnwindSimulator
 import UnwindSeams
 
 // MARK: - Support
@@ -64,19 +63,6 @@ struct Rig {
 
     /// GDDRAM's first `pages` pages are the frame, byte for byte.
     func memoryHolds(_ frame: Framebuffer) -> Bool { model.holds(frame) }
-}
-
-/// SplitMix64: small, seedable, good enough for test data.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
 
 /// The property tests' seed: `UNWIND_TEST_SEED=<n>` to replay, `UNWIND_TEST_SEED=random` for a new one.

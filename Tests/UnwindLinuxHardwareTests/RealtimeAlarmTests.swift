@@ -1,11 +1,9 @@
-import UnwindMaintenance
-import UnwindLinuxHardware
 #if os(Linux)
 import Foundation
 import Glibc
 import Testing
 import UnwindCore
-import UnwindRuntime
+import UnwindLinuxHardware
 
 /// The board's alarm on this machine's real CLOCK_REALTIME (the clock is not changed: that
 /// needs privileges and would disturb everything else running here).

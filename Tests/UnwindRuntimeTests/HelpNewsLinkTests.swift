@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Testing
+import UnwindTestSupport
 import UnwindMaintenance
 import UnwindSimulatedHardware
 import UnwindCore

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Logging
 import Testing
+import UnwindTestSupport
 import UnwindMaintenance
 import UnwindSimulatedHardware
 import UnwindCore
@@ -9,7 +10,6 @@ import UnwindRuntime
 import UnwindLinuxHardware
 import UnwindModem
 import UnwindAssembly
-import UnwindSimulator
 import UnwindSeams
 
 /// The loop's panic link: the core's 0-based slots become the outbox's 1-based ones and back,
@@ -97,7 +97,7 @@ import UnwindSeams
         defer { sim.stop() }
         let clock = LinuxClock()
         let link = try ModemAlertLink.open(stateDirectory: "/nonexistent-\(getpid())/state", serial: SerialConfiguration(path: sim.path),
-                                           modem: MaintenanceRig.modemConfiguration, logger: Logger(label: "t"), now: clock.now())
+                                           modem: patientModemConfiguration, logger: Logger(label: "t"), now: clock.now())
         defer { link.close() }
         let alert = try AlertSlot(name: "Mum", number: "+15550100001", message: "Please call me.")
         link.send([AlertRequest(slot: 0, alert: alert)], at: clock.now())
