@@ -122,7 +122,7 @@ let package = Package(
         .testTarget(name: "UnwindRenderTests", dependencies: ["UnwindRender"]),
         // The seams' own code on the simulated chip: the GPIO adapter under faults, the EINTR rule.
         .testTarget(name: "UnwindSeamsTests", dependencies: ["UnwindSeams", "UnwindSimulatedHardware"]),
-        .testTarget(name: "UnwindSimulatedHardwareTests", dependencies: ["UnwindSimulatedHardware"]),
+        .testTarget(name: "UnwindSimulatedHardwareTests", dependencies: ["UnwindSimulatedHardware", "UnwindLinuxHardware"]),
         // The SSD1306 driver decoded by the simulated display, GPIO on the simulated chip as the loop
         // drives it, the bus cost the benchmark measures (UnwindSimulator), and the file store with
         // `store-writer` killed mid-write.

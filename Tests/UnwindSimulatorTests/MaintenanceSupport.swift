@@ -27,7 +27,7 @@ final class MaintenanceRig: @unchecked Sendable {
     let directory: String
     let modemSim: ModemSimulator
     let motor: SimulatedMotor
-    let buttons: InjectedButtons
+    let buttons: SimulatedButtons
     let display = SimulatedDisplay()
     let device: DeviceAssembly
     let host: MaintenanceHost
@@ -60,7 +60,7 @@ final class MaintenanceRig: @unchecked Sendable {
         modemSim = try ModemSimulator(script: modemScript)
         modemSim.start()
         motor = SimulatedMotor(clock: clock)
-        buttons = try InjectedButtons(clock: clock)
+        buttons = try SimulatedButtons(wakingPollersOn: clock)
         let board = Board(clock: clock, waiter: try PollWaiter(), motor: motor, buttons: buttons, presenter: display,
                           alarm: try? RealtimeAlarm())
         var recipe = DeviceRecipe(stateDirectory: self.directory, settings: Self.settings,

@@ -21,7 +21,8 @@ public final class GPIOButtons<Backend: GPIOBackend>: ButtonLines {
     public let lines: [Line]
     public let activeLow: Bool
     public let backend: Backend
-    /// The lines' event descriptors; empty once released (and on a simulated chip).
+    /// The lines' event descriptors; empty once released (and on a simulated chip without a
+    /// wake path).
     public private(set) var pollDescriptors: [Int32]
     private var requests: [Backend.LineRequest?]
     private let batch: UnsafeMutableBufferPointer<GPIOEdge>
@@ -50,7 +51,8 @@ public final class GPIOButtons<Backend: GPIOBackend>: ButtonLines {
                 }
                 lines.append(Line(button: button, selector: selector, chip: address.chip, path: address.path, offset: address.offset))
                 requests.append(request)
-                if let fd = backend.eventDescriptor(request) { fds.append(fd) }
+                // Once each: a chip may offer one descriptor for all its lines.
+                if let fd = backend.eventDescriptor(request), !fds.contains(fd) { fds.append(fd) }
             } catch {
                 for case let r? in requests { backend.release(r) }
                 throw error

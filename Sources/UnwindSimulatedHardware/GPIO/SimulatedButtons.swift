@@ -5,7 +5,10 @@ import UnwindSeams
 /// to ground on pulled-up lines) to a simulated chip and read through the board's own code
 /// (`GPIOButtons`). A test (or the keyboard) presses them at chosen instants, bounce included;
 /// the loop reads the edges when their time has come.
-public final class SimulatedButtons: ButtonLines {
+///
+/// Pressed from any thread: a press touches only the chip, behind its lock, and the lines'
+/// fixed map; reading the edges is the loop's alone.
+public final class SimulatedButtons: ButtonLines, @unchecked Sendable {
     public let chip: SimulatedGPIOChip
     /// The buttons' lines on `chip`.
     public let lines: SimulatedGPIOButtons
@@ -23,6 +26,12 @@ public final class SimulatedButtons: ButtonLines {
         } catch {
             preconditionFailure("a fresh simulated chip refused the buttons' lines: \(error)")
         }
+    }
+
+    /// The buttons on a chip of their own that wakes a polling loop (`SimulatedGPIOChip.wakingPollers`):
+    /// pressed from another thread while the loop runs on the real clock (a test, the benchmark).
+    public convenience init(wakingPollersOn clock: DeviceClock) throws(DeviceError) {
+        try self.init(chip: SimulatedGPIOChip.wakingPollers(clock: clock))
     }
 
     public var pollDescriptors: [Int32] { lines.pollDescriptors }
@@ -43,4 +52,12 @@ public final class SimulatedButtons: ButtonLines {
         edge(button, pressed: true, at: at)
         edge(button, pressed: false, at: at + holdFor)
     }
+
+    /// A press now (the chip's clock), held for `holdFor`.
+    public func tap(_ button: Button, holdFor: Duration = .milliseconds(80)) {
+        tap(button, at: chip.clock.now().instant, holdFor: holdFor)
+    }
+
+    /// Every press has happened and the device has read every edge.
+    public var isIdle: Bool { chip.isQuiet }
 }

@@ -51,15 +51,46 @@ public final class SimulatedGPIOChip: GPIOBackend, @unchecked Sendable {
     public let lineNames: [String]
     let clock: DeviceClock
     private let state: Mutex<ChipState>
+    /// The chip's wake path (see `init`): a pipe whose read end every input line offers as its
+    /// event descriptor; a byte goes in whenever a change is scheduled.
+    private let wake: (read: Int32, write: Int32)?
 
-    public init(name: String = "gpiochip0", label: String = "unwind-simulated", lines: Int = 54,
-                lineNames: [String]? = nil, clock: DeviceClock) {
+    /// A chip that announces its edges only through `nextEdgeTime` (simulated time).
+    public convenience init(name: String = "gpiochip0", label: String = "unwind-simulated", lines: Int = 54,
+                            lineNames: [String]? = nil, clock: DeviceClock) {
+        self.init(name: name, label: label, lines: lines, lineNames: lineNames, clock: clock, wake: nil)
+    }
+
+    /// A chip whose lines offer an event descriptor that turns readable when a change is
+    /// scheduled, as a kernel's line events do: a loop polling on the real clock wakes when
+    /// another thread presses a button.
+    public static func wakingPollers(clock: DeviceClock, lines: Int = 54) throws(DeviceError) -> SimulatedGPIOChip {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { throw DeviceError(device: "simulated GPIO chip", operation: "pipe", errno: errno) }
+        for fd in fds {
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        }
+        return SimulatedGPIOChip(name: "gpiochip0", label: "unwind-simulated", lines: lines, lineNames: nil, clock: clock,
+                                 wake: (fds[0], fds[1]))
+    }
+
+    private init(name: String, label: String, lines: Int, lineNames: [String]?, clock: DeviceClock,
+                 wake: (read: Int32, write: Int32)?) {
         self.name = name
         self.label = label
         self.lineCount = max(0, lines)
         self.lineNames = lineNames ?? (0..<max(0, lines)).map { "GPIO\($0)" }
         self.clock = clock
         self.state = Mutex(ChipState(lines: max(0, lines)))
+        self.wake = wake
+    }
+
+    deinit {
+        if let wake {
+            close(wake.read)
+            close(wake.write)
+        }
     }
 
     var path: String { "/dev/" + name }
@@ -229,10 +260,20 @@ public final class SimulatedGPIOChip: GPIOBackend, @unchecked Sendable {
         }
     }
 
-    /// None: a simulated chip announces its edges through `nextEdgeTime`.
-    public func eventDescriptor(_ line: LineRequest) -> Int32? { nil }
+    /// The wake pipe's read end (one for every line: the poller reads them all), or none: the
+    /// chip then announces its edges only through `nextEdgeTime`.
+    public func eventDescriptor(_ line: LineRequest) -> Int32? { wake?.read }
+
+    /// Every change scheduled has happened and every edge has been read.
+    public var isQuiet: Bool {
+        state.withLock { s in s.schedule.isEmpty && s.lines.allSatisfy { $0.pending.isEmpty } }
+    }
 
     public func readEdges(_ line: LineRequest, into edges: UnsafeMutableBufferPointer<GPIOEdge>) throws(Errno) -> Int {
+        if let wake {
+            var sink = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+            while withUnsafeMutableBytes(of: &sink, { read(wake.read, $0.baseAddress, $0.count) }) > 0 {}
+        }
         let now = now
         return try state.withLock { (s) throws(Errno) -> Int in
             try s.check(line)
@@ -265,6 +306,11 @@ public final class SimulatedGPIOChip: GPIOBackend, @unchecked Sendable {
             var i = s.schedule.count
             while i > 0 && s.schedule[i - 1].at > at { i -= 1 }
             s.schedule.insert(ChipState.Scheduled(at: at, offset: offset, level: level), at: i)
+        }
+        if let wake {
+            // Full (nobody polls): the poller has bytes to read already.
+            var b: UInt8 = 1
+            _ = write(wake.write, &b, 1)
         }
     }
 }

@@ -63,7 +63,7 @@ public struct FrameDeadlineCost: CustomStringConvertible {
 public final class FrameDeadlineRig: @unchecked Sendable {
     let directory: String
     public let modemSim: ModemSimulator
-    public let buttons: InjectedButtons
+    public let buttons: SimulatedButtons
     let device: DeviceAssembly
     private let stopped = DispatchSemaphore(value: 0)
     private let stop = ManagedFlag()
@@ -87,7 +87,7 @@ public final class FrameDeadlineRig: @unchecked Sendable {
         logger.logLevel = .critical
         modemSim = try ModemSimulator()
         modemSim.start()
-        buttons = try InjectedButtons(clock: clock)
+        buttons = try SimulatedButtons(wakingPollersOn: clock)
         let board = Board(clock: clock, waiter: try PollWaiter(), motor: SimulatedMotor(clock: clock), buttons: buttons,
                           presenter: SimulatedDisplay())
         var settings = DeviceSettings()
