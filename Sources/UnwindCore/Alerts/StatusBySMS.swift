@@ -457,39 +457,17 @@ public enum StatusAnswer {
 
     /// "14:05" today, "2 Mar 14:05" before.
     static func clockText(_ t: WallTime, now: WallTime, zone: LocalTimeZone) -> String {
-        let local = localSeconds(t, zone), today = localSeconds(now, zone)
-        let minute = Int(floorMod(local, 86_400) / 60)
+        let (day, second) = CivilDate.local(t.secondsSinceEpoch, in: zone)
+        let minute = Int(second / 60)
         let hm = "\(minute / 60 < 10 ? "0" : "")\(minute / 60):\(minute % 60 < 10 ? "0" : "")\(minute % 60)"
-        if floorDiv(local, 86_400) == floorDiv(today, 86_400) { return hm }
+        if day == CivilDate.local(now.secondsSinceEpoch, in: zone).day { return hm }
         return dateText(t, zone: zone) + " " + hm
     }
 
     /// "2 Mar".
     static func dateText(_ t: WallTime, zone: LocalTimeZone) -> String {
-        let (_, month, day) = civilDate(days: floorDiv(localSeconds(t, zone), 86_400))
-        return "\(day) \(CivilDate.monthAbbreviations[month - 1])"
-    }
-
-    static func localSeconds(_ t: WallTime, _ zone: LocalTimeZone) -> Int64 {
-        let t = WallTime.calendarClamped(t.secondsSinceEpoch)
-        return t + zone.offset(at: t)
-    }
-
-    static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 { (a - floorMod(a, b)) / b }
-    static func floorMod(_ a: Int64, _ b: Int64) -> Int64 { ((a % b) + b) % b }
-
-    /// Days since 1970-01-01 → (year, month 1–12, day 1–31), proleptic Gregorian (H. Hinnant's
-    /// civil_from_days).
-    static func civilDate(days: Int64) -> (Int64, Int, Int) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = Int(doy - (153 * mp + 2) / 5 + 1)
-        let m = Int(mp < 10 ? mp + 3 : mp - 9)
-        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+        let date = CivilDate.civil(ofDay: CivilDate.local(t.secondsSinceEpoch, in: zone).day)
+        return "\(date.day) \(CivilDate.monthAbbreviations[Int(date.month) - 1])"
     }
 
     /// The maintainer's text about a problem, or its end.
