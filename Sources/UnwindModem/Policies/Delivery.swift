@@ -13,9 +13,8 @@ import UnwindCore
 /// - A PDU without `+CMGS` in time is in doubt and sent again (a duplicate beats a loss). Its
 ///   answer may still come until its write + the submit timeout: it stays *open* until then.
 ///   27.005 gives an answer nothing to match, so a `+CMGS` while other contacts' PDUs are open
-///   is counted, not credited: it answers one of them or this one. Copies of the same part
-///   answer for each other (either way one went), a late `+CMGS` when only one part is open is
-///   that part's, and once as many answers came as PDUs are open, every one of them went. What
+///   is counted, not credited: it answers one of them or this one (`SubmitLedger` keeps the
+///   count and says what it credits). What
 ///   stays ambiguous is in doubt and sent again once the window has closed. First attempts
 ///   still go out meanwhile: every contact gets the alert at once, the screen says "retrying"
 ///   until a confirmation can be trusted.
@@ -61,9 +60,6 @@ struct Delivery {
         var cancelRequested = false
         /// Some part may have reached the recipient (accepted, or written and in doubt).
         var mayHaveGone = false
-        /// By part: references of `+CMGS` answers that may have been this part's (not told
-        /// apart). A status report naming one of them and this recipient says it was.
-        var candidates: [Int: Set<Int>] = [:]
         /// A notice: sent only when nothing else waits, dropped at `expiresAt`.
         var notice = false
         var expiresAt: Instant?
@@ -92,23 +88,10 @@ struct Delivery {
     var heldForCard = false
     var finished: [MessageStatus] = []
     var modemErrorStreak = 0
-    /// The reference of the last `+CMGS` credited: a repeat of it answers no later PDU.
-    var lastSubmitReference: Int?
     /// When the last PDU was written (its answer may come until then + the submit timeout).
     var lastPDUWrittenAt: Instant?
-    /// A PDU written whose answer was not seen (or not told apart): its `+CMGS` may still come.
-    struct OpenPDU: Equatable {
-        var id: MessageID
-        var part: Int
-        var until: Instant
-    }
-    /// PDUs whose answer may still come, oldest first.
-    var open: [OpenPDU] = []
-    /// `+CMGS` answers that came while PDUs were open and could not be told apart (their
-    /// references, so a repeated one is not counted twice). Each answers a different open PDU.
-    var unattributed: Set<Int> = []
-    /// A PDU's answer may still come until then (the last open one's window).
-    var doubtfulUntil: Instant? { open.map(\.until).max() }
+    /// Which PDUs' answers may still come, and which answer was whose.
+    var ledger = SubmitLedger()
     /// The message whose PDU was written last and has had no answer yet.
     var pduWrittenFor: MessageID?
 
@@ -154,6 +137,7 @@ struct Delivery {
         // The part after the accepted ones may have been on the wire when the device stopped.
         t.partsWritten = t.entry.partsSent + (t.mayHaveGone && t.entry.partsSent < t.pdus.count ? 1 : 0)
         tracked.append(t)
+        ledger.track(t.entry.id)
     }
 
     /// Its first write did not reach the card: it is sent anyway, its progress no longer
@@ -239,7 +223,7 @@ struct Delivery {
             // that always answers the same reference then costs one resend, not forever.
             tracked[k].partsWritten = max(tracked[k].partsWritten, part + 1)
             let request = ATRequest(.submit(tracked[k].pdus[part]), timeout: wait,
-                                    promptTimeout: promptWait, staleReference: first ? lastSubmitReference : nil)
+                                    promptTimeout: promptWait, staleReference: first ? ledger.lastSubmitReference : nil)
             return (request, .submit(id, part: part + 1))
         }
         if tracked[k].entry.partsSent == 0, !tracked[k].mayHaveGone, !tracked[k].notice, !judgeLateness(k, &ctx) { return nil }
@@ -302,7 +286,7 @@ struct Delivery {
     /// arbiter looks for itself.
     func nextDeadline(heldUntil: Instant?, writing: (MessageID) -> Bool = { _ in false }) -> Instant? {
         var d: Instant?
-        let doubt = doubtfulUntil
+        let doubt = ledger.doubtfulUntil
         let held = alertWaiting
         for t in tracked where t.state != .cancelled && !writing(t.entry.id) {
             if let e = t.expiresAt, d == nil || e < d! { d = e }
@@ -324,10 +308,10 @@ struct Delivery {
     var alertWaiting: Bool { tracked.contains { !$0.notice && !$0.cancelRequested && !Self.isFailed($0.state) } }
 
     private mutating func nextMessage(canSend: Bool, now: Instant, writing: (MessageID) -> Bool) -> Int? {
-        expireOpen(now)
+        ledger.expire(at: now)
         // A notice waits while an alert is to be sent, or an alert's answer may still come (its
         // own answer would be one more that cannot be told apart).
-        let held = alertWaiting || !open.isEmpty
+        let held = alertWaiting || !ledger.open.isEmpty
         if let k = tracked.firstIndex(where: { $0.inAttempt && $0.nextAttempt <= now && !$0.cancelRequested && !($0.notice && held) }) {
             // Its next part waits for the progress it has made to be on the card.
             if writing(tracked[k].entry.id) {
@@ -349,7 +333,7 @@ struct Delivery {
             // An attempt again waits while any PDU's answer may still come: its own answer would
             // be one more that cannot be told apart (and a late answer to it could make it one
             // more copy). First attempts go at once, and so does a part never written.
-            if t.entry.attempts > 0 && !open.isEmpty && !t.nextPartNeverWritten { continue }
+            if t.entry.attempts > 0 && !ledger.open.isEmpty && !t.nextPartNeverWritten { continue }
             if let b = best {
                 let (chosen, other) = (tracked[b].entry, t.entry)
                 if chosen.attempts < other.attempts { continue }
@@ -409,17 +393,13 @@ struct Delivery {
         if tracked[k].notice, noticeEnded(k, written: written, r, &ctx) { return }
         switch r.outcome {
         case .submitted(let mr):
-            expireOpen(ctx.now)
-            // Open copies of this same part answer for it as well as this PDU: either way one went.
-            let others = open.filter { $0.id != id || $0.part != part }
-            if others.isEmpty {
+            let written = lastPDUWrittenAt ?? ctx.now
+            let answer = ledger.answered(mr, id: id, part: part, until: written + configuration.timeouts.submit, at: ctx.now)
+            guard case .counted(let credited, let until) = answer else {
                 partSent(k, part: part, reference: mr, &ctx)
                 return
             }
-            let written = lastPDUWrittenAt ?? ctx.now
-            open.append(OpenPDU(id: id, part: part, until: written + configuration.timeouts.submit))
-            for o in open { addCandidate(mr, o) }
-            if countAnswer(mr, &ctx) {
+            if credit(credited, &ctx) {
                 // Credited with the others: the next part is written by the same attempt.
                 if let k = index(id), tracked[k].inAttempt, tracked[k].aheadPart != nil {
                     tracked[k].aheadPart = tracked[k].entry.partsSent < part ? part : nil
@@ -434,7 +414,6 @@ struct Delivery {
                 logger.notice("\(id): +CMGS: \(mr) for part \(part) came while another message's answer may still come; counted, and part \(part + 1) goes now")
                 return
             }
-            let until = others.map(\.until).max() ?? ctx.now
             logger.warning("\(id): +CMGS: \(mr) came while another message's answer may still come (until \(until)); it may be that one's — this one is in doubt too, sent again after the wait")
             failed(k, .noConfirmation, atOnce: false, &ctx)
             tracked[k].nextAttempt = until
@@ -476,7 +455,7 @@ struct Delivery {
             ctx.requests.append(.resynchronise(afterSubmit: true))
         case .resynchroniseInDoubt:
             if let written = lastPDUWrittenAt, let part = inDoubtPart {
-                open.append(OpenPDU(id: tracked[k].entry.id, part: part, until: written + configuration.timeouts.submit))
+                ledger.opened(SubmitLedger.OpenPDU(id: tracked[k].entry.id, part: part, until: written + configuration.timeouts.submit))
             }
             ctx.requests.append(.resynchronise(afterSubmit: true))
         case .checkSIMAgain:
@@ -497,26 +476,10 @@ struct Delivery {
     /// The part whose answer is being judged (set around `apply`, for the doubt window).
     private var inDoubtPart: Int?
 
-    /// Windows that have closed: those answers will not come. One of the answers counted may
-    /// have been a closed PDU's, so one fewer counts (never crediting too much).
-    private mutating func expireOpen(_ now: Instant) {
-        while let k = open.firstIndex(where: { $0.until <= now }) {
-            open.remove(at: k)
-            if let any = unattributed.first { unattributed.remove(any) }
-        }
-        if open.isEmpty { unattributed.removeAll() }
-    }
-
-    /// A `+CMGS` that answers one of the open PDUs (or the one just added), not told which.
-    /// Returns whether the message just judged was credited by it.
-    private mutating func countAnswer(_ mr: Int, _ ctx: inout PolicyContext) -> Bool {
-        guard !unattributed.contains(mr) else { return false }  // the same answer repeated
-        unattributed.insert(mr)
-        guard unattributed.count >= open.count else { return false }
-        // As many answers as PDUs open: every one of them went.
-        let credited = open
-        open.removeAll()
-        unattributed.removeAll()
+    /// The PDUs the ledger credited (nil: none yet): each is sent, unless more of its message
+    /// was already. Returns whether the message just judged was credited by it.
+    private mutating func credit(_ credited: [SubmitLedger.OpenPDU]?, _ ctx: inout PolicyContext) -> Bool {
+        guard let credited else { return false }
         logger.notice("as many +CMGS answers as PDUs waiting for one (\(credited.count)): every one of them went")
         var judgedCredited = false
         for o in credited {
@@ -531,30 +494,18 @@ struct Delivery {
 
     /// A `+CMGS` that came while no submit waited for one: the late answer of an open PDU.
     mutating func lateConfirmation(_ mr: Int, _ ctx: inout PolicyContext) {
-        expireOpen(ctx.now)
-        guard !open.isEmpty, mr != lastSubmitReference else {
+        switch ledger.lateConfirmation(mr, at: ctx.now) {
+        case .nothing:
             logger.notice("+CMGS: \(mr) came with no submit waiting for it and none in doubt; ignored")
-            return
-        }
-        let first = open[0]
-        if open.allSatisfy({ $0.id == first.id && $0.part == first.part }) {
-            // Only copies of one part can be answered: it went.
-            open.removeAll()
-            unattributed.removeAll()
+        case .onlyPart(let first):
             logger.notice("\(first.id): the late +CMGS: \(mr) answers part \(first.part), the only one in doubt")
             // Its resend, if not yet on the wire, is not needed any more.
             if let k = index(first.id), tracked[k].entry.partsSent == first.part - 1 {
                 partSent(k, part: first.part, reference: mr, &ctx)
             }
-            return
+        case .counted(let credited):
+            _ = credit(credited, &ctx)
         }
-        for o in open { addCandidate(mr, o) }
-        _ = countAnswer(mr, &ctx)
-    }
-
-    private mutating func addCandidate(_ mr: Int, _ o: OpenPDU) {
-        guard let k = index(o.id) else { return }
-        tracked[k].candidates[o.part, default: []].insert(mr)
     }
 
     /// A status report no sent message claimed: when it names a part's recipient and one of the
@@ -562,19 +513,16 @@ struct Delivery {
     mutating func reportNamed(_ report: SMSStatusReport, _ ctx: inout PolicyContext) {
         for k in tracked.indices where report.recipient.sameSubscriber(as: tracked[k].entry.alert.number) {
             let part = tracked[k].entry.partsSent + 1
-            guard tracked[k].candidates[part]?.contains(report.messageReference) == true else { continue }
             let id = tracked[k].entry.id
+            guard ledger.reportNamed(reference: report.messageReference, id: id, part: part) else { continue }
             logger.notice("\(id): a status report names this recipient and +CMGS: \(report.messageReference): part \(part) went")
-            if let o = open.firstIndex(where: { $0.id == id && $0.part == part }) { open.remove(at: o) }
-            unattributed.remove(report.messageReference)
-            if open.isEmpty { unattributed.removeAll() }
             partSent(k, part: part, reference: report.messageReference, &ctx)
             return
         }
     }
 
     private mutating func partSent(_ k: Int, part: Int, reference: Int?, _ ctx: inout PolicyContext) {
-        if let reference { lastSubmitReference = reference }
+        if let reference { ledger.lastSubmitReference = reference }
         modemErrorStreak = 0
         tracked[k].streak = 0
         tracked[k].entry.partsSent = max(tracked[k].entry.partsSent, part)
@@ -592,6 +540,7 @@ struct Delivery {
             ctx.requests.append(.accepted(tracked[k].entry, statusOf(tracked[k])))
             remember(statusOf(tracked[k]))
             tracked.remove(at: k)
+            ledger.forget(t.entry.id)
             ctx.events.append(.messageSent(t.entry.id))
             ctx.statusChanged()
         } else if t.cancelRequested {
@@ -676,6 +625,7 @@ struct Delivery {
         tracked[k].state = .cancelled
         remember(statusOf(tracked[k]))
         tracked.remove(at: k)
+        ledger.forget(id)
         logger.notice("\(id) cancelled")
         ctx.statusChanged()
     }
