@@ -14,10 +14,9 @@ import UnwindCore
 ///   answer may still come until its write + the submit timeout: it stays *open* until then.
 ///   27.005 gives an answer nothing to match, so a `+CMGS` while other contacts' PDUs are open
 ///   is counted, not credited: it answers one of them or this one (`SubmitLedger` keeps the
-///   count and says what it credits). What
-///   stays ambiguous is in doubt and sent again once the window has closed. First attempts
-///   still go out meanwhile: every contact gets the alert at once, the screen says "retrying"
-///   until a confirmation can be trusted.
+///   count and says what it credits). What stays ambiguous is in doubt and sent again once the
+///   window has closed. First attempts still go out meanwhile: every contact gets the alert at
+///   once, the screen says "retrying" until a confirmation can be trusted.
 /// - What an error means is `SubmitVerdict`'s table; retries never stop on their own, except
 ///   for an unassigned number.
 /// - Texts that are not alerts (a STATUS answer, the maintainer's: *notices*) come last: one
