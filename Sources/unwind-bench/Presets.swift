@@ -18,26 +18,11 @@ func measurePresets(frames: Int) throws {
         var core = DeviceCore(settings: DeviceSettings(pattern: preset.pattern))
         var effects: [Effect] = []
         core.apply(.button(.down(.select)), at: Moment(.zero), effects: &effects)
-        var fb = Framebuffer()
-        for k in 0..<300 { Screen.render(core.state, at: Instant(nanoseconds: Int64(k) * 33_333_333), into: &fb) }
-        var times = [Int64](repeating: 0, count: frames)
-        MallocInterposerSwift.initialize()
-        MallocInterposerSwift.hook()
-        for k in 0..<frames {
-            let t0 = monotonicNanoseconds()
-            Screen.render(core.state, at: Instant(nanoseconds: Int64(k) * 1_000_000_000 / 30), into: &fb)
-            times[k] = monotonicNanoseconds() - t0
-        }
-        MallocInterposerSwift.unhook()
-        let renderAllocs = MallocInterposerSwift.getStatistics().mallocCount
-        times.sort()
+        let (times, renderAllocs) = measureRender(core.state, frames: frames)
         let mean = times.reduce(0, +) / Int64(frames)
 
         let loop = try measureLoop(preset, frames: frames)
-        let state = core.state
-        let bus = BusCost.measure(count: frames) { k, fb in
-            Screen.render(state, at: Instant(nanoseconds: Int64(k) * 1_000_000_000 / 30), into: &fb)
-        }
+        let bus = measureBus(core.state, frames: frames)
         let d = bus.at100kHz.driver
         func us(_ ns: Int64) -> String { String(format: "%.1f µs", Double(ns) / 1000) }
         func pad(_ s: String, _ n: Int) -> String { s + String(repeating: " ", count: max(1, n - s.count)) }

@@ -43,19 +43,7 @@ struct Bench: ParsableCommand {
         var core = DeviceCore()
         var effects: [Effect] = []
         core.apply(.button(.down(.select)), at: Moment(.zero), effects: &effects)
-        var fb = Framebuffer()
-        var times = [Int64](repeating: 0, count: frames)
-        for k in 0..<300 { Screen.render(core.state, at: Instant(nanoseconds: Int64(k) * 33_333_333), into: &fb) } // warm up
-        MallocInterposerSwift.initialize()
-        MallocInterposerSwift.hook()
-        for k in 0..<frames {
-            let t0 = monotonicNanoseconds()
-            Screen.render(core.state, at: Instant(nanoseconds: Int64(k) * 1_000_000_000 / 30), into: &fb)
-            times[k] = monotonicNanoseconds() - t0
-        }
-        MallocInterposerSwift.unhook()
-        let renderAllocs = MallocInterposerSwift.getStatistics().mallocCount
-        times.sort()
+        let (times, renderAllocs) = measureRender(core.state, frames: frames)
         func us(_ ns: Int64) -> String { String(format: "%.1f µs", Double(ns) / 1000) }
         let mean = times.reduce(0, +) / Int64(frames)
         print("render per frame: mean \(us(mean)), p50 \(us(times[frames / 2])), p99 \(us(times[frames * 99 / 100])), max \(us(times[frames - 1]))")
@@ -73,13 +61,9 @@ struct Bench: ParsableCommand {
         let state = core.state
         print("")
         print("SSD1306 over I²C, square breathing, \(frames) frames (plain I²C, I2C_RDWR):")
-        print(BusCost.measure(count: frames) { k, fb in
-            Screen.render(state, at: Instant(nanoseconds: Int64(k) * 1_000_000_000 / 30), into: &fb)
-        })
+        print(measureBus(state, frames: frames))
         print("SSD1306 over SMBus I²C-block writes (adapters without plain I²C):")
-        print(BusCost.measure(count: frames, capabilities: [.smbusBlockWrite]) { k, fb in
-            Screen.render(state, at: Instant(nanoseconds: Int64(k) * 1_000_000_000 / 30), into: &fb)
-        })
+        print(measureBus(state, frames: frames, capabilities: [.smbusBlockWrite]))
 
         // 4. Every breathing preset: rendering, the whole loop and the display bus, each pattern's
         // own picture and pulses (a slowing pace included), so 30 fps and the bus budget are

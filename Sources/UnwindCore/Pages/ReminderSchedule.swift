@@ -201,9 +201,6 @@ struct ZoneRules {
     }
 }
 
-fileprivate func floorDiv(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : -((-a + b - 1) / b) }
-fileprivate func floorMod(_ a: Int64, _ b: Int64) -> Int64 { a - floorDiv(a, b) * b }
-
 /// `reminders.txt`, in the state directory: the reminder schedule, one line ending in a
 /// newline, lower-case words separated by single spaces, hours and minutes two digits:
 ///

@@ -287,19 +287,9 @@ public enum IncomingPDU {
         let zoneTens = Int(s[6] & 0x07), zoneUnits = Int(s[6] >> 4)
         guard zoneUnits <= 9 else { return nil }
         let quarters = (zoneTens * 10 + zoneUnits) * (s[6] & 0x08 != 0 ? -1 : 1)
-        let days = daysFromCivil(yy < 70 ? 2000 + yy : 1900 + yy, mo, dd)  // two digits: 1970–2069
-        let local = Int64(days) * 86400 + Int64(hh * 3600 + mi * 60 + ss)
+        let days = CivilDate.day(year: Int64(yy < 70 ? 2000 + yy : 1900 + yy), month: Int64(mo), day: Int64(dd))  // two digits: 1970–2069
+        let local = days * 86400 + Int64(hh * 3600 + mi * 60 + ss)
         return WallTime(secondsSinceEpoch: local - Int64(quarters) * 900)
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
-    static func daysFromCivil(_ year: Int, _ month: Int, _ day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146097 + doe - 719468
     }
 
     static func unpack(_ bytes: [UInt8], count: Int) -> [UInt8] {

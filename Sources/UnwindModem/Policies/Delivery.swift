@@ -13,12 +13,10 @@ import UnwindCore
 /// - A PDU without `+CMGS` in time is in doubt and sent again (a duplicate beats a loss). Its
 ///   answer may still come until its write + the submit timeout: it stays *open* until then.
 ///   27.005 gives an answer nothing to match, so a `+CMGS` while other contacts' PDUs are open
-///   is counted, not credited: it answers one of them or this one. Copies of the same part
-///   answer for each other (either way one went), a late `+CMGS` when only one part is open is
-///   that part's, and once as many answers came as PDUs are open, every one of them went. What
-///   stays ambiguous is in doubt and sent again once the window has closed. First attempts
-///   still go out meanwhile: every contact gets the alert at once, the screen says "retrying"
-///   until a confirmation can be trusted.
+///   is counted, not credited: it answers one of them or this one (`SubmitLedger` keeps the
+///   count and says what it credits). What stays ambiguous is in doubt and sent again once the
+///   window has closed. First attempts still go out meanwhile: every contact gets the alert at
+///   once, the screen says "retrying" until a confirmation can be trusted.
 /// - What an error means is `SubmitVerdict`'s table; retries never stop on their own, except
 ///   for an unassigned number.
 /// - Texts that are not alerts (a STATUS answer, the maintainer's: *notices*) come last: one
@@ -61,9 +59,6 @@ struct Delivery {
         var cancelRequested = false
         /// Some part may have reached the recipient (accepted, or written and in doubt).
         var mayHaveGone = false
-        /// By part: references of `+CMGS` answers that may have been this part's (not told
-        /// apart). A status report naming one of them and this recipient says it was.
-        var candidates: [Int: Set<Int>] = [:]
         /// A notice: sent only when nothing else waits, dropped at `expiresAt`.
         var notice = false
         var expiresAt: Instant?
@@ -92,25 +87,14 @@ struct Delivery {
     var heldForCard = false
     var finished: [MessageStatus] = []
     var modemErrorStreak = 0
-    /// The reference of the last `+CMGS` credited: a repeat of it answers no later PDU.
-    var lastSubmitReference: Int?
     /// When the last PDU was written (its answer may come until then + the submit timeout).
     var lastPDUWrittenAt: Instant?
-    /// A PDU written whose answer was not seen (or not told apart): its `+CMGS` may still come.
-    struct OpenPDU: Equatable {
-        var id: MessageID
-        var part: Int
-        var until: Instant
-    }
-    /// PDUs whose answer may still come, oldest first.
-    var open: [OpenPDU] = []
-    /// `+CMGS` answers that came while PDUs were open and could not be told apart (their
-    /// references, so a repeated one is not counted twice). Each answers a different open PDU.
-    var unattributed: Set<Int> = []
-    /// A PDU's answer may still come until then (the last open one's window).
-    var doubtfulUntil: Instant? { open.map(\.until).max() }
+    /// Which PDUs' answers may still come, and which answer was whose.
+    var ledger = SubmitLedger()
     /// The message whose PDU was written last and has had no answer yet.
     var pduWrittenFor: MessageID?
+    /// The part whose answer is being judged (set around `apply`, for the doubt window).
+    var inDoubtPart: Int?
 
     init(configuration: ModemConfiguration, logger: Logger) {
         self.configuration = configuration
@@ -154,6 +138,7 @@ struct Delivery {
         // The part after the accepted ones may have been on the wire when the device stopped.
         t.partsWritten = t.entry.partsSent + (t.mayHaveGone && t.entry.partsSent < t.pdus.count ? 1 : 0)
         tracked.append(t)
+        ledger.track(t.entry.id)
     }
 
     /// Its first write did not reach the card: it is sent anyway, its progress no longer
@@ -203,505 +188,37 @@ struct Delivery {
         return finished.last { $0.id == id }
     }
 
-    // MARK: The next command
+    // MARK: Bookkeeping
 
-    /// The next command for the message whose turn it is, if one is due. `heldUntil`: sending
-    /// waits for registration (a message whose parts are under way still finishes).
-    /// `writing`: whether a write of that message is still on its way to the card; no command
-    /// for it goes out until it has landed (`heldForCard` then says one waits for it).
-    mutating func next(heldUntil: Instant?, writing: (MessageID) -> Bool = { _ in false },
-                       _ ctx: inout PolicyContext) -> (ATRequest, Job)? {
-        heldForCard = false
-        dropStaleNotices(&ctx)
-        guard let k = nextMessage(canSend: heldUntil == nil, now: ctx.now, writing: writing) else { return nil }
-        let t = configuration.timeouts
-        let id = tracked[k].entry.id
-        if tracked[k].inAttempt {
-            let part = tracked[k].partToWrite
-            let first = tracked[k].entry.attempts <= 1
-            var wait = first ? min(t.firstSubmit, t.submit) : t.submit
-            var promptWait = t.prompt
-            // Other contacts' first attempts wait behind this one: it waits no longer than lets
-            // theirs go out within the budget of the oldest (a late answer still counts, above).
-            if first, let oldest = tracked.filter({ $0.entry.id != id && $0.entry.attempts == 0 && !$0.cancelRequested && !Self.isFailed($0.state) && !$0.notice })
-                .map(\.queuedAt).min() {
-                let left = oldest + Self.firstAttemptBudget - Self.resynchroniseAllowance - ctx.now
-                let capped = max(Self.shortestFirstWait, left)
-                wait = min(wait, capped)
-                promptWait = min(promptWait, capped)
-            }
-            // A notice never holds the line long: an alert may be asked for while it waits.
-            if tracked[k].notice {
-                wait = min(wait, Self.shortestFirstWait)
-                promptWait = min(promptWait, Self.shortestFirstWait)
-            }
-            // A repeat of the previous reference is dropped on a first attempt only: a modem
-            // that always answers the same reference then costs one resend, not forever.
-            tracked[k].partsWritten = max(tracked[k].partsWritten, part + 1)
-            let request = ATRequest(.submit(tracked[k].pdus[part]), timeout: wait,
-                                    promptTimeout: promptWait, staleReference: first ? lastSubmitReference : nil)
-            return (request, .submit(id, part: part + 1))
-        }
-        if tracked[k].entry.partsSent == 0, !tracked[k].mayHaveGone, !tracked[k].notice, !judgeLateness(k, &ctx) { return nil }
-        tracked[k].entry.attempts += 1
-        setState(k, .sending, &ctx)
-        // On the card before the AT+CMGS goes out: the outbox never says "0 attempts" of a
-        // message already on the line.
-        persist(k, &ctx)
-        return (ATRequest(.pduMode, timeout: t.command), .pduMode(id))
-    }
-
-    /// Before an attempt none of whose text can be on a phone yet: an alert asked for long ago
-    /// goes with a note saying so, or not at all (`LateAlerts`). False: it is not sent.
-    private mutating func judgeLateness(_ k: Int, _ ctx: inout PolicyContext) -> Bool {
-        let e = tracked[k].entry
-        switch LateAlerts.verdict(created: e.created, now: ctx.wall, purpose: e.purpose) {
-        case .asWritten:
-            return true
-        case .late(let note):
-            // Made again at each such attempt: the note says how late this attempt is.
-            do {
-                tracked[k].pdus = try SMSPDU.encode(note + "\n" + e.alert.message, to: e.alert.number, reference: e.reference,
-                                                    options: SMSSubmitOptions(validity: configuration.validity, statusReport: true))
-                logger.notice("\(e.id): asked for at \(e.created.secondsSinceEpoch), sent late with a note: \(note)")
-            } catch {
-                logger.error("\(e.id): the late note could not be encoded (\(error)); sent as written")
-            }
-            return true
-        case .tooOld(let age):
-            if !(e.history.last?.problem.hasPrefix("not sent: asked for") ?? false) {
-                tracked[k].entry.history.append(OutboxAttempt(at: ctx.wall, problem: SendProblem.tooOld(age: age).description))
-            }
-            tracked[k].entry.failure = SendProblem.tooOld(age: age).description
-            tracked[k].state = .failed(.tooOld(age: age))
-            tracked[k].lastProblem = .tooOld(age: age)
-            logger.error("\(e.id): \(SendProblem.tooOld(age: age))")
-            ctx.events.append(.messageFailed(e.id, .tooOld(age: age)))
-            persist(k, &ctx)
-            ctx.statusChanged()
-            return false
-        }
-    }
-
-    /// Every contact's first attempt goes out within this of the alerts being asked for, whenever
-    /// the modem answers at all: a slow first confirmation is waited for only so long while
-    /// others wait behind it.
-    static let firstAttemptBudget: Duration = .seconds(10)
-    /// What giving up on a wait costs before the next command: ESC, the drain, `AT`.
-    static let resynchroniseAllowance: Duration = .seconds(2)
-    /// A first attempt's confirmation is always given this long (a network's usual round trip).
-    static let shortestFirstWait: Duration = .seconds(3)
-
-    static func isFailed(_ s: MessageState) -> Bool {
-        if case .failed = s { return true }
-        return false
-    }
-
-    /// When a message falls due (`heldUntil`: sending waits for registration until then). One
-    /// whose write is on its way to the card (`writing`) is due when that lands, which the
-    /// arbiter looks for itself.
-    func nextDeadline(heldUntil: Instant?, writing: (MessageID) -> Bool = { _ in false }) -> Instant? {
-        var d: Instant?
-        let doubt = doubtfulUntil
-        let held = alertWaiting
-        for t in tracked where t.state != .cancelled && !writing(t.entry.id) {
-            if let e = t.expiresAt, d == nil || e < d! { d = e }
-            if case .failed = t.state { continue }
-            // A notice behind an alert is due when the alert is done, not before.
-            if t.notice && held { continue }
-            var due = t.inAttempt || heldUntil == nil ? t.nextAttempt : max(t.nextAttempt, heldUntil ?? t.nextAttempt)
-            if !t.inAttempt, t.entry.attempts > 0, !t.nextPartNeverWritten, let doubt { due = max(due, doubt) }
-            if t.notice || (t.entry.purpose == .allClear && !t.inAttempt), let doubt { due = max(due, doubt) }
-            if d == nil || due < d! { d = due }
-        }
-        return d
-    }
-
-    /// Whether `id` is a notice (a text that is not an alert).
-    func isNotice(_ id: MessageID) -> Bool { index(id).map { tracked[$0].notice } ?? false }
-
-    /// Some message that is not a notice is still to be sent (or retried).
-    var alertWaiting: Bool { tracked.contains { !$0.notice && !$0.cancelRequested && !Self.isFailed($0.state) } }
-
-    private mutating func nextMessage(canSend: Bool, now: Instant, writing: (MessageID) -> Bool) -> Int? {
-        expireOpen(now)
-        // A notice waits while an alert is to be sent, or an alert's answer may still come (its
-        // own answer would be one more that cannot be told apart).
-        let held = alertWaiting || !open.isEmpty
-        if let k = tracked.firstIndex(where: { $0.inAttempt && $0.nextAttempt <= now && !$0.cancelRequested && !($0.notice && held) }) {
-            // Its next part waits for the progress it has made to be on the card.
-            if writing(tracked[k].entry.id) {
-                heldForCard = true
-                return nil
-            }
-            return k
-        }
-        guard canSend else { return nil }
-        var best: Int?
-        for (k, t) in tracked.enumerated() {
-            if case .failed = t.state { continue }
-            if t.notice && held { continue }
-            // An all-clear waits while any PDU's answer may still come: its own answer could not
-            // be told from that one, and an all-clear not credited would go again. A contact gets
-            // "I'm OK now" exactly once; the window closes within the modem's 60 s.
-            if t.entry.purpose == .allClear && !open.isEmpty { continue }
-            guard t.nextAttempt <= now, !t.cancelRequested else { continue }
-            if writing(t.entry.id) {
-                heldForCard = true
-                continue
-            }
-            // An attempt again waits while any PDU's answer may still come: its own answer would
-            // be one more that cannot be told apart (and a late answer to it could make it one
-            // more copy). First attempts go at once, and so does a part never written.
-            if t.entry.attempts > 0 && !open.isEmpty && !t.nextPartNeverWritten { continue }
-            if let b = best {
-                let (chosen, other) = (tracked[b].entry, t.entry)
-                if chosen.attempts < other.attempts { continue }
-                // Among equals the newest call for help first, each batch in its own order.
-                if chosen.attempts == other.attempts && chosen.created >= other.created { continue }
-            }
-            best = k
-        }
-        return best
-    }
-
-    // MARK: Answers
-
-    /// The `> ` prompt came and the PDU went out: its answer may come until now + the timeout.
-    mutating func pduWritten(_ id: MessageID?, at now: Instant) {
-        lastPDUWrittenAt = now
-        pduWrittenFor = id
-    }
-
-    /// `abandonedBecause`: why a command ended `.abandoned` (the modem restarted, the line was
-    /// lost), when the arbiter knows.
-    mutating func completed(_ job: Job, _ r: ATResponse, abandonedBecause: SendProblem?, _ ctx: inout PolicyContext) {
-        switch job {
-        case .pduMode(let id): pduModeCompleted(id, r, abandonedBecause, &ctx)
-        case .submit(let id, let part): submitCompleted(id, part: part, r, abandonedBecause, &ctx)
-        }
-    }
-
-    private mutating func pduModeCompleted(_ id: MessageID, _ r: ATResponse, _ abandoned: SendProblem?, _ ctx: inout PolicyContext) {
-        guard let k = index(id) else { return }
-        if r.outcome == .ok {
-            tracked[k].inAttempt = true
-            tracked[k].aheadPart = nil
-            if tracked[k].cancelRequested { finishCancel(k, &ctx) }
-        } else if r.outcome == .abandoned {
-            failed(k, abandoned ?? .noConfirmation, atOnce: true, &ctx)
-        } else if let verdict = SubmitVerdict.pduMode(r.outcome) {
-            apply(verdict, to: k, &ctx)
-        }
-    }
-
-    private mutating func submitCompleted(_ id: MessageID, part: Int, _ r: ATResponse, _ abandoned: SendProblem?,
-                                          _ ctx: inout PolicyContext) {
-        let written = pduWrittenFor == id
-        pduWrittenFor = nil
-        // Anything but a refusal after the PDU was written: some of it may be on the phone.
-        if written, let k = index(id) {
-            switch r.outcome {
-            case .cmsError, .error, .cmeError, .callEnded, .promptTimedOut: break
-            default: tracked[k].mayHaveGone = true
-            }
-        }
-        guard let k = index(id) else {
-            if case .submitted = r.outcome { logger.notice("\(id): a cancelled message's part \(part) had already gone") }
-            return
-        }
-        if tracked[k].notice, noticeEnded(k, written: written, r, &ctx) { return }
-        switch r.outcome {
-        case .submitted(let mr):
-            expireOpen(ctx.now)
-            // Open copies of this same part answer for it as well as this PDU: either way one went.
-            let others = open.filter { $0.id != id || $0.part != part }
-            if others.isEmpty {
-                partSent(k, part: part, reference: mr, &ctx)
-                return
-            }
-            let written = lastPDUWrittenAt ?? ctx.now
-            open.append(OpenPDU(id: id, part: part, until: written + configuration.timeouts.submit))
-            for o in open { addCandidate(mr, o) }
-            if countAnswer(mr, &ctx) {
-                // Credited with the others: the next part is written by the same attempt.
-                if let k = index(id), tracked[k].inAttempt, tracked[k].aheadPart != nil {
-                    tracked[k].aheadPart = tracked[k].entry.partsSent < part ? part : nil
-                }
-                return
-            }
-            guard let k = index(id) else { return }
-            if part < tracked[k].pdus.count, !tracked[k].cancelRequested {
-                // This part is open; the next has never been written: it goes now. Whatever
-                // of this message stays uncredited when the windows close is sent again then.
-                tracked[k].aheadPart = part
-                logger.notice("\(id): +CMGS: \(mr) for part \(part) came while another message's answer may still come; counted, and part \(part + 1) goes now")
-                return
-            }
-            let until = others.map(\.until).max() ?? ctx.now
-            logger.warning("\(id): +CMGS: \(mr) came while another message's answer may still come (until \(until)); it may be that one's — this one is in doubt too, sent again after the wait")
-            failed(k, .noConfirmation, atOnce: false, &ctx)
-            tracked[k].nextAttempt = until
-            if case .retrying(let p, _) = tracked[k].state { tracked[k].state = .retrying(p, next: until) }
-            return
-        case .abandoned:
-            failed(k, abandoned ?? .noConfirmation, atOnce: true, &ctx)
-        default:
-            let number = tracked[k].entry.alert.number
-            if let verdict = SubmitVerdict.submit(r.outcome, to: number, serviceCentreConfigured: configuration.serviceCentre != nil,
-                                                  simCentre: ctx.status.simServiceCentre, configuredCentre: configuration.serviceCentre?.text) {
-                inDoubtPart = part
-                apply(verdict, to: k, &ctx)
-                inDoubtPart = nil
-            }
-        }
-        if let k = index(id), tracked[k].cancelRequested { finishCancel(k, &ctx) }
-    }
-
-    private mutating func apply(_ verdict: SubmitVerdict, to k: Int, _ ctx: inout PolicyContext) {
-        switch verdict.followUp {
-        case .setServiceCentre:
-            ctx.requests.append(.setServiceCentre)
-            ctx.status.serviceCentre = (ctx.status.simServiceCentre.map { "the network answered +CMS ERROR: 330 (message centre unknown) with \($0) on the SIM" } ?? "the SIM had none")
-                + "; setting \(configuration.serviceCentre?.text ?? "?") from the configuration"
-        case .serviceCentreMissing:
-            ctx.status.serviceCentre = "missing: the SIM has none; set modem.service_centre in the configuration (/etc/unwind/unwind.conf) and restart unwind"
-        case .serviceCentreRefused:
-            let n = ctx.status.simServiceCentre ?? "?"
-            ctx.status.serviceCentre = "refused: the network answers +CMS ERROR: 330 (message centre unknown) to \(n), the centre \(configuration.serviceCentre == nil ? "on the SIM" : "set from the configuration"); ask the operator for the right number, set modem.service_centre in the configuration (/etc/unwind/unwind.conf) and restart unwind"
-        default:
-            break
-        }
-        failed(k, verdict.problem, atOnce: verdict.atOnce, &ctx)
-        switch verdict.followUp {
-        case .resynchronise:
-            ctx.requests.append(.resynchronise(afterSubmit: false))
-        case .resynchroniseAfterSubmit:
-            ctx.requests.append(.resynchronise(afterSubmit: true))
-        case .resynchroniseInDoubt:
-            if let written = lastPDUWrittenAt, let part = inDoubtPart {
-                open.append(OpenPDU(id: tracked[k].entry.id, part: part, until: written + configuration.timeouts.submit))
-            }
-            ctx.requests.append(.resynchronise(afterSubmit: true))
-        case .checkSIMAgain:
-            ctx.requests.append(.checkSIMAgain)
-        case .countTowardsRestart:
-            modemErrorStreak += 1
-            if modemErrorStreak >= configuration.backoff.resetAfterModemErrors {
-                modemErrorStreak = 0
-                ctx.requests.append(.restartModem)
-            }
-        case .none, .setServiceCentre, .serviceCentreMissing, .serviceCentreRefused:
-            break
-        }
-    }
-
-    // MARK: Answers that cannot be told apart
-
-    /// The part whose answer is being judged (set around `apply`, for the doubt window).
-    private var inDoubtPart: Int?
-
-    /// Windows that have closed: those answers will not come. One of the answers counted may
-    /// have been a closed PDU's, so one fewer counts (never crediting too much).
-    private mutating func expireOpen(_ now: Instant) {
-        while let k = open.firstIndex(where: { $0.until <= now }) {
-            open.remove(at: k)
-            if let any = unattributed.first { unattributed.remove(any) }
-        }
-        if open.isEmpty { unattributed.removeAll() }
-    }
-
-    /// A `+CMGS` that answers one of the open PDUs (or the one just added), not told which.
-    /// Returns whether the message just judged was credited by it.
-    private mutating func countAnswer(_ mr: Int, _ ctx: inout PolicyContext) -> Bool {
-        guard !unattributed.contains(mr) else { return false }  // the same answer repeated
-        unattributed.insert(mr)
-        guard unattributed.count >= open.count else { return false }
-        // As many answers as PDUs open: every one of them went.
-        let credited = open
-        open.removeAll()
-        unattributed.removeAll()
-        logger.notice("as many +CMGS answers as PDUs waiting for one (\(credited.count)): every one of them went")
-        var judgedCredited = false
-        for o in credited {
-            guard let k = index(o.id), tracked[k].entry.partsSent < o.part else { continue }
-            if tracked[k].entry.partsSent == o.part - 1 {
-                judgedCredited = true
-                partSent(k, part: o.part, reference: nil, &ctx)
-            }
-        }
-        return judgedCredited
-    }
-
-    /// A `+CMGS` that came while no submit waited for one: the late answer of an open PDU.
-    mutating func lateConfirmation(_ mr: Int, _ ctx: inout PolicyContext) {
-        expireOpen(ctx.now)
-        guard !open.isEmpty, mr != lastSubmitReference else {
-            logger.notice("+CMGS: \(mr) came with no submit waiting for it and none in doubt; ignored")
-            return
-        }
-        let first = open[0]
-        if open.allSatisfy({ $0.id == first.id && $0.part == first.part }) {
-            // Only copies of one part can be answered: it went.
-            open.removeAll()
-            unattributed.removeAll()
-            logger.notice("\(first.id): the late +CMGS: \(mr) answers part \(first.part), the only one in doubt")
-            // Its resend, if not yet on the wire, is not needed any more.
-            if let k = index(first.id), tracked[k].entry.partsSent == first.part - 1 {
-                partSent(k, part: first.part, reference: mr, &ctx)
-            }
-            return
-        }
-        for o in open { addCandidate(mr, o) }
-        _ = countAnswer(mr, &ctx)
-    }
-
-    private mutating func addCandidate(_ mr: Int, _ o: OpenPDU) {
-        guard let k = index(o.id) else { return }
-        tracked[k].candidates[o.part, default: []].insert(mr)
-    }
-
-    /// A status report no sent message claimed: when it names a part's recipient and one of the
-    /// references that part may have been answered with, that answer was the part's — it went.
-    mutating func reportNamed(_ report: SMSStatusReport, _ ctx: inout PolicyContext) {
-        for k in tracked.indices where report.recipient.sameSubscriber(as: tracked[k].entry.alert.number) {
-            let part = tracked[k].entry.partsSent + 1
-            guard tracked[k].candidates[part]?.contains(report.messageReference) == true else { continue }
-            let id = tracked[k].entry.id
-            logger.notice("\(id): a status report names this recipient and +CMGS: \(report.messageReference): part \(part) went")
-            if let o = open.firstIndex(where: { $0.id == id && $0.part == part }) { open.remove(at: o) }
-            unattributed.remove(report.messageReference)
-            if open.isEmpty { unattributed.removeAll() }
-            partSent(k, part: part, reference: report.messageReference, &ctx)
-            return
-        }
-    }
-
-    private mutating func partSent(_ k: Int, part: Int, reference: Int?, _ ctx: inout PolicyContext) {
-        if let reference { lastSubmitReference = reference }
-        modemErrorStreak = 0
-        tracked[k].streak = 0
-        tracked[k].entry.partsSent = max(tracked[k].entry.partsSent, part)
-        // The reference its status report will name (a part sent again takes the new one).
-        if tracked[k].entry.references.count != tracked[k].pdus.count {
-            tracked[k].entry.references = Array(tracked[k].entry.references.prefix(tracked[k].pdus.count))
-            tracked[k].entry.references += Array(repeating: nil, count: tracked[k].pdus.count - tracked[k].entry.references.count)
-        }
-        if (1...tracked[k].pdus.count).contains(part), let reference { tracked[k].entry.references[part - 1] = reference }
-        tracked[k].mayHaveGone = true
-        let t = tracked[k]
-        logger.notice("\(t.entry.id): part \(part)/\(t.pdus.count) to \(t.entry.alert.number.text) accepted (+CMGS: \(reference.map(String.init) ?? "counted, not told apart"))")
-        if t.entry.partsSent >= t.pdus.count {
-            tracked[k].state = .sent(at: ctx.wall)
-            ctx.requests.append(.accepted(tracked[k].entry, statusOf(tracked[k])))
-            remember(statusOf(tracked[k]))
-            tracked.remove(at: k)
-            ctx.events.append(.messageSent(t.entry.id))
-            ctx.statusChanged()
-        } else if t.cancelRequested {
-            finishCancel(k, &ctx)
-        } else {
-            // A part in doubt that turned out to have gone (its status report, or the answers
-            // counted): the parts after it have never been written and go now, not after the
-            // wait a resend would have.
-            if !t.inAttempt && tracked[k].nextPartNeverWritten { tracked[k].nextAttempt = min(tracked[k].nextAttempt, ctx.now) }
-            persist(k, &ctx)
-        }
-    }
-
-    /// Records a failed attempt and schedules the next: now for the first in-doubt or no-prompt
-    /// failure in a row, otherwise after backoff with jitter. Only an unassigned number stops.
-    private mutating func failed(_ k: Int, _ problem: SendProblem, atOnce: Bool, _ ctx: inout PolicyContext) {
-        tracked[k].streak += 1
-        tracked[k].inAttempt = false
-        tracked[k].aheadPart = nil
-        tracked[k].lastProblem = problem
-        tracked[k].entry.history.append(OutboxAttempt(at: ctx.wall, problem: problem.description))
-        let id = tracked[k].entry.id
-        if problem.isPermanent {
-            tracked[k].entry.failure = problem.description
-            tracked[k].state = .failed(problem)
-            logger.error("\(id): \(problem); not retried until asked")
-            ctx.events.append(.messageFailed(id, problem))
-        } else {
-            // A notice tried often enough is dropped at the next turn (not here: the caller
-            // still looks at it by index).
-            if tracked[k].notice && tracked[k].entry.attempts >= Self.noticeAttempts { tracked[k].expiresAt = ctx.now }
-            let streak = tracked[k].streak
-            let delay = atOnce && streak <= 1 ? .zero : configuration.backoff.delay(after: streak, random: &ctx.random)
-            tracked[k].nextAttempt = ctx.now + delay
-            tracked[k].state = .retrying(problem, next: ctx.now + delay)
-            logger.warning("\(id): \(problem); attempt \(tracked[k].entry.attempts) failed, next in \(delay)")
-            ctx.events.append(.messageRetrying(id, problem))
-        }
-        persist(k, &ctx)
-        ctx.statusChanged()
-    }
-
-    /// A notice's submit that ended withdrawn or without its confirmation (true: dealt with).
-    /// Withdrawn before its prompt, nothing of it went: it goes again after the alerts, the
-    /// attempt not counted. Its PDU written and no confirmation: unconfirmed, never open (see
-    /// the type's notes) — finished, and the line resynchronised.
-    private mutating func noticeEnded(_ k: Int, written: Bool, _ r: ATResponse, _ ctx: inout PolicyContext) -> Bool {
-        let id = tracked[k].entry.id
-        switch r.outcome {
-        case .abandoned where !written:
-            tracked[k].inAttempt = false
-            tracked[k].entry.attempts = max(0, tracked[k].entry.attempts - 1)
-            tracked[k].nextAttempt = ctx.now
-            tracked[k].state = .queued
-            logger.notice("\(id): withdrawn before its prompt (an alert needs the line); nothing of it went, it goes after the alerts")
-            ctx.statusChanged()
-            return true
-        case .abandoned, .timedOut(afterPrompt: true), .ok:
-            tracked[k].mayHaveGone = true
-            tracked[k].inAttempt = false
-            tracked[k].lastProblem = .noConfirmation
-            logger.warning("\(id): not an alert, written and not confirmed (\(r.outcome)): it may have gone; not sent again, and no alert's answer is taken for it")
-            ctx.requests.append(.resynchronise(afterSubmit: true))
-            finishCancel(k, &ctx)
-            return true
-        default:
-            return false
-        }
-    }
-
-    /// Notices past their time (or their attempts) are dropped, once no command is in flight.
-    private mutating func dropStaleNotices(_ ctx: inout PolicyContext) {
-        while let k = tracked.firstIndex(where: { t in t.expiresAt.map { ctx.now >= $0 } ?? false }) {
-            logger.warning("\(tracked[k].entry.id): not an alert, and not sent in time (\(tracked[k].entry.attempts) attempt(s)); dropped")
-            finishCancel(k, &ctx)
-        }
-    }
-
-    private mutating func finishCancel(_ k: Int, _ ctx: inout PolicyContext) {
+    mutating func finishCancel(_ k: Int, _ ctx: inout PolicyContext) {
         let id = tracked[k].entry.id
         ctx.requests.append(.journal(.cancelled(id)))
         tracked[k].state = .cancelled
         remember(statusOf(tracked[k]))
         tracked.remove(at: k)
+        ledger.forget(id)
         logger.notice("\(id) cancelled")
         ctx.statusChanged()
     }
 
-    private mutating func remember(_ s: MessageStatus) {
+    mutating func remember(_ s: MessageStatus) {
         finished.append(s)
         if finished.count > 20 { finished.removeFirst(finished.count - 20) }
     }
 
-    private func persist(_ k: Int, _ ctx: inout PolicyContext) {
+    func persist(_ k: Int, _ ctx: inout PolicyContext) {
         guard tracked[k].journaled else { return }
         ctx.requests.append(.journal(.save(tracked[k].entry)))
     }
 
-    private func index(_ id: MessageID) -> Int? { tracked.firstIndex { $0.entry.id == id } }
+    func index(_ id: MessageID) -> Int? { tracked.firstIndex { $0.entry.id == id } }
 
-    private mutating func setState(_ k: Int, _ s: MessageState, _ ctx: inout PolicyContext) {
+    mutating func setState(_ k: Int, _ s: MessageState, _ ctx: inout PolicyContext) {
         tracked[k].state = s
         ctx.statusChanged()
     }
 
-    private func statusOf(_ t: Tracked) -> MessageStatus {
+    func statusOf(_ t: Tracked) -> MessageStatus {
         MessageStatus(id: t.entry.id, slot: t.entry.slot, contactName: t.entry.alert.name, number: t.entry.alert.number,
                       state: t.state, attempts: t.entry.attempts, partsSent: t.entry.partsSent, parts: t.pdus.count,
                       lastProblem: t.lastProblem, journaled: t.journaled, purpose: t.entry.purpose,

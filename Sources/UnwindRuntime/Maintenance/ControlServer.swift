@@ -78,12 +78,12 @@ public final class ControlServer {
     public let startedAt: WallTime
     let logger: Logger
     public let deadlines: Deadlines
-    private var listener: Int32
-    private var clients: [Client] = []
+    var listener: Int32
+    var clients: [Client] = []
     /// Set when `accept` ran out of descriptors or memory: the pending connection keeps the
     /// listener readable, so it leaves the poll for a second instead of waking the loop on
     /// every pass until something frees up.
-    private var acceptPausedUntil: Instant?
+    var acceptPausedUntil: Instant?
     /// Decodes request lines off the loop's thread (see `RequestDecoder`).
     let decoder: RequestDecoder
     /// Bytes of requests the decoder may still be given. A 1 MB request takes tens of
@@ -91,22 +91,27 @@ public final class ControlServer {
     /// waits until the credit covers it: however many clients flood the socket, the decoder's
     /// thread takes on average 64 KB a pass (it shares the board's cores with the loop), and a
     /// command's small request goes at once.
-    private var decodeCredit = ControlServer.decodedPerPass
+    var decodeCredit = ControlServer.decodedPerPass
     static let decodedPerPass = 64 * 1024
     /// Requests handed to the device in one pass, whatever the number of connections: each is
     /// answered from the device's state on the loop's thread (a status, a mantra list), so 16
     /// connections flooding well-formed requests could otherwise ask for 16 of them a pass.
     static let answersPerPass = 4
-    private var answersLeft = ControlServer.answersPerPass
+    var answersLeft = ControlServer.answersPerPass
     /// Which connection goes first this pass: each in turn, so none is always last.
     private var firstServed = 0
-    private var scratch: [UInt8]
+    var scratch: [UInt8]
     /// The listener and every connection: what the loop polls.
     public private(set) var pollDescriptors: [Int32] = []
     /// "ok" or "lost" for the display (the daemon's SSD1306 knows); nil: not known.
     public var displayHealth: (() -> String?)?
     /// The latest errors and warnings the device logged, newest last.
     public var recentErrors: (() -> [String])?
+    /// Warnings about clients, at most one a second (`warn`).
+    var warnings = LogThrottle()
+    /// Each connection's peer is logged, but no more than one a second either: a client that
+    /// connects thousands of times a second would otherwise fill the journal from the loop.
+    var connections = LogThrottle()
 
     /// Creates the socket at `path`, replacing a stale one (a socket nobody answers on).
     public convenience init(path: String, stateDirectory: String, contentDirectory: String? = nil, logger: Logger,
@@ -153,58 +158,6 @@ public final class ControlServer {
     }
 
     deinit { close() }
-
-    /// Binds `listener`, lets it listen and puts it at `path`: mode 0660, the group of the
-    /// directory it is in (the maintainer group on the device), from the moment it is there.
-    ///
-    /// The umask is not touched: it is the whole process's, and setting it around `bind` once
-    /// left a directory another thread made at that moment unsearchable. The socket is bound
-    /// instead in a private directory (mode 0700, beside `path`: the same filesystem), where
-    /// nobody else can reach it whatever mode `bind` gave it, and given its mode and group there;
-    /// then linked to `path`, which is atomic and refused if something took the name meanwhile,
-    /// as `bind` would refuse it. It is bound through /proc/self/fd so that the private
-    /// directory's longer name does not shorten the longest `path` a socket can have.
-    private static func listen(on listener: Int32, at path: String, logger: Logger) throws(ControlFailure) {
-        let file = FilePath(path)
-        let directory = file.removingLastComponent().string
-        let parent = directory.isEmpty ? "." : directory
-        var template = Array((parent + "/." + (file.lastComponent?.string ?? path) + ".XXXXXX").utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { buffer -> String? in
-            guard let base = buffer.baseAddress, let made = mkdtemp(base) else { return nil }
-            return String(cString: made)
-        }
-        guard let privateDirectory = made else {
-            throw .failed("control socket: cannot make a private directory beside \(path): \(errnoText(errno))")
-        }
-        let inside = open(privateDirectory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        defer {
-            unlinkat(inside, "s", 0)
-            Glibc.close(inside)
-            rmdir(privateDirectory)
-        }
-        guard inside >= 0, fchmod(inside, 0o700) == 0 else {  // 0700 whatever the umask took from it
-            throw .failed("control socket: cannot use the private directory \(privateDirectory): \(errnoText(errno))")
-        }
-        var address = ControlClient.address("/proc/self/fd/\(inside)/s")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard bound == 0, fchmodat(inside, "s", 0o660, 0) == 0 else {
-            throw .failed("control socket: cannot bind \(path): \(errnoText(errno))")
-        }
-        var dirInfo = stat()
-        if stat(parent, &dirInfo) == 0, dirInfo.st_gid != getegid(),
-           fchownat(inside, "s", uid_t.max, dirInfo.st_gid, AT_SYMLINK_NOFOLLOW) != 0 {
-            logger.warning("control socket \(path): cannot give it the group \(dirInfo.st_gid) of its directory (\(errnoText(errno))); only this user can connect")
-        }
-        guard Glibc.listen(listener, Int32(Self.acceptsPerPass)) == 0 else {
-            throw .failed("control socket: cannot listen on \(path): \(errnoText(errno))")
-        }
-        guard linkat(inside, "s", AT_FDCWD, path, 0) == 0 else {
-            throw .failed("control socket: cannot bind \(path): \(errnoText(errno))")
-        }
-    }
-
 
     /// Closes every connection and the socket, and removes its file.
     public func close() {
@@ -274,335 +227,5 @@ public final class ControlServer {
         if acceptPausedUntil == nil { pollDescriptors.append(listener) }
         for c in clients where c.owesRequest { pollDescriptors.append(c.fd) }
         if clients.contains(where: { $0.decoding != nil }) { pollDescriptors.append(decoder.wakeDescriptor) }
-    }
-
-    private func acceptWaiting(_ now: Moment) -> Bool {
-        var changed = false
-        for _ in 0..<Self.acceptsPerPass {
-            let fd: Int32
-            do throws(Errno) { fd = try valueOrErrno { accept(listener, nil, nil) } } catch {
-                let e = error.rawValue
-                if e == ECONNABORTED { continue }
-                if e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM {
-                    logger.error("control: cannot accept a connection: \(errnoText(e)); not accepting for 1 s")
-                    acceptPausedUntil = now.instant + .seconds(1)
-                    return true
-                }
-                return changed  // EAGAIN: nobody else waiting
-            }
-            // (accept4 is not exported to Swift here: the flags are set right after.)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            let peer = Self.peer(of: fd)
-            let occupants = clients.map { Occupant(uid: $0.peer.uid, busy: $0.busy, idleSince: $0.closeAfterWrite ? nil : $0.lastActivity) }
-            switch Self.admission(of: peer.uid, among: occupants) {
-            case .room:
-                break
-            case .closing(let index):
-                let c = clients[index]
-                warn("control: closing the connection of \(c.peer) (idle \(Self.seconds(now.instant - c.lastActivity))) to make room for \(peer)", now)
-                sendAndForget(c.fd, ControlResponse(.failed("closed to make room for another command (at most \(ControlLimits.maximumClientsPerUser) connections per user, \(ControlLimits.maximumClients) in all); run the command again")))
-                dropClient(c)
-                clients.remove(at: index)
-            case .refused:
-                warn("control: refusing a connection from \(peer): every connection it could replace is in the middle of a request", now)
-                sendAndForget(fd, ControlResponse(.failed("the device is busy with \(clients.count) other commands in progress; try again in a few seconds")))
-                Glibc.close(fd)
-                continue
-            }
-            if let held = connections.allow(now.instant) {
-                logger.info("control: connection from \(peer)\(held > 0 ? " (and \(held) more connections in the last second, not logged)" : "")")
-            }
-            let c = Client(fd: fd, peer: peer, now: now.instant)
-            clients.append(c)
-            // A command sends its request right after connecting: read it now, so that while
-            // more connections arrive in this pass it counts as a request in progress, not as
-            // an idle connection to close for them.
-            read(c, now)
-            if c.closed { clients.removeLast() }
-            changed = true
-        }
-        return changed
-    }
-
-    /// What the slot policy needs to know about a connection.
-    struct Occupant: Equatable {
-        var uid: UInt32
-        var busy: Bool
-        /// Nil: already closing (the first to go).
-        var idleSince: Instant?
-    }
-
-    enum Admission: Equatable {
-        case room
-        /// Close `occupants[index]` first.
-        case closing(Int)
-        case refused
-    }
-
-    /// Where a newcomer from `uid` goes (see the type's comment): room if there is some; else
-    /// the longest-idle connection not in the middle of a request, of its own uid when that uid
-    /// is at its share, else of the uid holding the most connections (the next most if all of
-    /// those are busy); refused when there is none.
-    static func admission(of uid: UInt32, among occupants: [Occupant]) -> Admission {
-        var held: [UInt32: Int] = [:]
-        for o in occupants { held[o.uid, default: 0] += 1 }
-        let mine = held[uid] ?? 0
-        if mine < ControlLimits.maximumClientsPerUser && occupants.count < ControlLimits.maximumClients { return .room }
-        var best: Int?
-        // Which to close first: one already closing; then one of the uid holding the most (when
-        // the newcomer's own uid is at its share, only its own are candidates); then the one
-        // idle the longest.
-        func better(_ i: Int, than j: Int) -> Bool {
-            let a = occupants[i], b = occupants[j]
-            if (a.idleSince == nil) != (b.idleSince == nil) { return a.idleSince == nil }
-            if held[a.uid] != held[b.uid] { return (held[a.uid] ?? 0) > (held[b.uid] ?? 0) }
-            guard let x = a.idleSince, let y = b.idleSince else { return false }
-            return x < y
-        }
-        for i in occupants.indices where !occupants[i].busy {
-            if mine >= ControlLimits.maximumClientsPerUser && occupants[i].uid != uid { continue }
-            if best.map({ better(i, than: $0) }) ?? true { best = i }
-        }
-        return best.map { .closing($0) } ?? .refused
-    }
-
-    static func peer(of fd: Int32) -> Peer {
-        var raw = (Int32(0), UInt32(0), UInt32(0))  // struct ucred: pid, uid, gid
-        var length = socklen_t(MemoryLayout.size(ofValue: raw))
-        if getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &raw, &length) != 0 { return Peer(pid: -1, uid: .max, gid: .max) }
-        return Peer(pid: raw.0, uid: raw.1, gid: raw.2)
-    }
-
-    /// Reads while the connection owes a request, at most `readPerPass` bytes, and never past
-    /// one request: a byte more than `maximumRequest` without a newline is the end of it.
-    private func read(_ c: Client, _ now: Moment) {
-        var taken = 0
-        while c.owesRequest && taken < Self.readPerPass {
-            let room = ControlLimits.maximumRequest + 1 - c.input.count
-            let n: Int
-            do throws(Errno) {
-                n = try valueOrErrno { scratch.withUnsafeMutableBytes { Glibc.read(c.fd, $0.baseAddress, min($0.count, room)) } }
-            } catch {
-                if error != .wouldBlock { dropClient(c) }
-                return
-            }
-            if n > 0 {
-                let start = c.input.count
-                c.input.append(contentsOf: scratch[0..<n])
-                taken += n
-                // memchr over the bytes just read: a flood's megabytes are scanned at memory speed
-                // on the loop's thread (a generic search is many times slower in a debug build).
-                let found: Int? = scratch.withUnsafeBytes { b in
-                    guard let base = b.baseAddress, let p = memchr(base, 0x0A, n) else { return nil }
-                    return UnsafeRawPointer(p) - base
-                }
-                if let found { c.newline = start + found }
-                if c.requestStarted == nil { c.requestStarted = now.instant }
-                if c.newline == nil && c.input.count > ControlLimits.maximumRequest {
-                    warn("control: a request of more than \(ControlLimits.maximumRequest) bytes from \(c.peer); closing", now)
-                    c.input = []
-                    respond(c, ControlResponse(.input("the request is larger than \(ControlLimits.maximumRequest) bytes")), now)
-                    c.closeAfterWrite = true
-                }
-                continue
-            }
-            c.eof = true
-            return
-        }
-    }
-
-    /// A command that hung up while its request is being answered (the modem, a write) gives
-    /// its slot back now rather than when the answer is ready. Its socket is not read meanwhile,
-    /// so only the hang-up itself (POLLHUP: both directions gone) can tell.
-    private func noticeHangUp(_ c: Client) {
-        var p = pollfd(fd: c.fd, events: 0, revents: 0)
-        if poll(&p, 1, 0) == 1 && p.revents & Int16(POLLHUP | POLLERR) != 0 {
-            logger.info("control: \(c.peer) hung up before its answer; closing")
-            dropClient(c)
-        }
-    }
-
-    /// Hands the whole request waiting to the decoder, if the previous answer is out of the way;
-    /// answers it once decoded.
-    private func answerRequest(_ c: Client, _ handler: ControlHandling, _ now: Moment) {
-        if let job = c.decoding {
-            // Over this pass's share: the next pass (at the latest the next frame's) answers it.
-            guard !c.closed, answersLeft > 0, let outcome = job.result else { return }
-            answersLeft -= 1
-            c.decoding = nil
-            answer(c, outcome, handler, now)
-            return
-        }
-        guard !c.closed, !c.closeAfterWrite, c.waiting == nil, c.output.isEmpty, let newline = c.newline else { return }
-        guard newline <= decodeCredit else { return }  // a later pass
-        // One decoded here is answered here: within this pass's share.
-        if newline <= decoder.inlineLimit && answersLeft <= 0 { return }
-        decodeCredit -= newline
-        let line = Array(c.input[..<newline])
-        c.input.removeSubrange(...newline)
-        c.newline = c.input.firstIndex(of: 0x0A)
-        // Part of the next request may have come with this one: its time starts once the
-        // device wants it (see `enforceDeadlines`), not while this one is answered.
-        c.requestStarted = nil
-        c.lastActivity = now.instant
-        if line.count > ControlLimits.maximumRequest {
-            respond(c, ControlResponse(.input("the request is larger than \(ControlLimits.maximumRequest) bytes")), now)
-            c.closeAfterWrite = true
-            return
-        }
-        if line.count <= decoder.inlineLimit {
-            answersLeft -= 1
-            answer(c, decoder.decode(line), handler, now)
-        } else {
-            c.decoding = decoder.submit(line)
-        }
-    }
-
-    private func answer(_ c: Client, _ outcome: RequestDecoder.Outcome, _ handler: ControlHandling, _ now: Moment) {
-        let envelope: ControlEnvelope
-        var restorable: Result<MaintenanceEdits.RestorableState, ControlFailure>?
-        switch outcome {
-        case .request(let e):
-            envelope = e
-        case .restore(let e, let checked):
-            envelope = e
-            restorable = checked
-        case .tooDeep:
-            warn("control: \(c.peer) sent a request nested deeper than \(RequestDecoder.maximumNesting) levels; closing", now)
-            respond(c, ControlResponse(.input("not a control request (nested deeper than \(RequestDecoder.maximumNesting) levels)")), now)
-            c.closeAfterWrite = true
-            return
-        case .tooLong(let field):
-            warn("control: \(c.peer) sent a \(field) of more than \(RequestDecoder.longestText) bytes", now)
-            respond(c, ControlResponse(.input("\(field): longer than \(RequestDecoder.longestText) bytes; far too long for any \(field)")), now)
-            return
-        case .notARequest:
-            warn("control: \(c.peer) sent something that is not a request; closing", now)
-            respond(c, ControlResponse(.input("not a control request (one JSON object per line expected)")), now)
-            c.closeAfterWrite = true
-            return
-        }
-        guard envelope.version == ControlLimits.protocolVersion else {
-            respond(c, ControlResponse(.failed("control protocol \(envelope.version); this device speaks \(ControlLimits.protocolVersion): use the unwind command installed with it")), now)
-            c.closeAfterWrite = true
-            return
-        }
-        switch handler.handleControl(envelope.request, restorable: restorable, from: c.peer, at: now) {
-        case .now(let r): respond(c, r, now)
-        case .later(let until, let poll, let cancel): c.waiting = PendingAnswer(until: until, poll: poll, cancel: cancel)
-        }
-    }
-
-    private func respond(_ c: Client, _ r: ControlResponse, _ now: Moment) {
-        var line = r.encodedLine()
-        if line.count > ControlLimits.maximumAnswer {
-            logger.error("control: an answer of \(line.count) bytes for \(c.peer) is over the limit; sent an error instead")
-            line = ControlResponse(.failed("the answer is larger than \(ControlLimits.maximumAnswer) bytes; the device did not send it")).encodedLine()
-        }
-        if c.output.isEmpty { c.answerMoved = now.instant }
-        c.output.append(contentsOf: line)
-    }
-
-    private func write(_ c: Client, _ now: Moment) {
-        while !c.closed, !c.output.isEmpty {
-            let n: Int
-            do throws(Errno) {
-                n = try valueOrErrno { c.output.withUnsafeBytes { send(c.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) } }
-            } catch {
-                if error != .wouldBlock { dropClient(c) }  // EAGAIN: the rest next pass
-                return
-            }
-            if n > 0 {
-                c.output.removeFirst(n)
-                c.answerMoved = now.instant
-                if c.output.isEmpty { c.lastActivity = now.instant }
-                continue
-            }
-            dropClient(c)
-            return
-        }
-    }
-
-    private func enforceDeadlines(_ c: Client, _ now: Moment) {
-        guard !c.closed else { return }
-        if !c.output.isEmpty {
-            if now.instant - c.answerMoved >= deadlines.answerProgress {
-                warn("control: \(c.peer) has not read its answer for \(Self.seconds(now.instant - c.answerMoved)); closing", now)
-                dropClient(c)
-            }
-            return
-        }
-        guard c.owesRequest else { return }
-        if !c.input.isEmpty {
-            let started = c.requestStarted ?? now.instant
-            c.requestStarted = started
-            if now.instant - started >= deadlines.wholeRequest {
-                warn("control: \(c.peer) sent part of a request and not the rest within \(Self.seconds(deadlines.wholeRequest)); closing", now)
-                c.input = []
-                respond(c, ControlResponse(.input("the request did not arrive whole within \(Self.seconds(deadlines.wholeRequest)) of its first byte")), now)
-                c.closeAfterWrite = true
-            }
-        } else if now.instant - c.lastActivity >= deadlines.idle {
-            logger.info("control: closing an idle connection (\(c.peer))")
-            closeClient(c)
-        }
-    }
-
-    static func seconds(_ d: Duration) -> String {
-        let ms = d.nanoseconds / 1_000_000
-        return ms % 1000 == 0 ? "\(ms / 1000) s" : "\(Double(ms) / 1000) s"
-    }
-
-    /// Warnings about what clients do, at most one a second: a hostile client makes one per
-    /// request, thousands a second, and each is a write from the loop's thread (and a flood in
-    /// the journal). The ones held back are counted in the next.
-    private func warn(_ message: @autoclosure () -> String, _ now: Moment) {
-        guard let held = warnings.allow(now.instant) else { return }
-        logger.warning("\(message())\(held > 0 ? " (and \(held) more warnings about clients in the last second, not logged)" : "")")
-    }
-    private var warnings = LogThrottle()
-    /// Each connection's peer is logged, but no more than one a second either: a client that
-    /// connects thousands of times a second would otherwise fill the journal from the loop.
-    private var connections = LogThrottle()
-
-    /// At most one line a second; the lines held back meanwhile are counted.
-    struct LogThrottle {
-        private var quietUntil: Instant?
-        private var heldBack = 0
-
-        /// Nil: hold this one back. Otherwise log it, saying how many were held back before it.
-        mutating func allow(_ now: Instant) -> Int? {
-            if let until = quietUntil, now < until {
-                heldBack += 1
-                return nil
-            }
-            defer { heldBack = 0 }
-            quietUntil = now + .seconds(1)
-            return heldBack
-        }
-    }
-
-    /// One answer line on a connection the device is about to close: what the socket takes now
-    /// and nothing more.
-    private func sendAndForget(_ fd: Int32, _ r: ControlResponse) {
-        let line = r.encodedLine()
-        _ = line.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
-    }
-
-    /// Closes a connection whose request may still be in progress (its command is gone).
-    private func dropClient(_ c: Client) {
-        if let w = c.waiting { w.cancel() }
-        closeClient(c)
-    }
-
-    private func closeClient(_ c: Client) {
-        guard !c.closed else { return }
-        c.closed = true
-        c.waiting = nil
-        c.decoding = nil
-        c.input = []
-        c.output = []
-        Glibc.close(c.fd)
     }
 }

@@ -1,3 +1,4 @@
+import Glibc
 import UnwindCore
 
 /// What the simulated network sends the device: SMS-DELIVER and SMS-STATUS-REPORT PDUs, built
@@ -121,19 +122,13 @@ public enum DeliverEncoder {
 
     /// TP-SCTS for `time` (UTC, zone +00).
     public static func timestamp(_ time: Int64) -> [UInt8] {
-        let days = Int(time / 86400), secs = Int(time % 86400)
-        // Civil from days (H. Hinnant), the inverse of the device's reading.
-        let z = days + 719468
-        let era = (z >= 0 ? z : z - 146096) / 146097
-        let doe = z - era * 146097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
-        func swapped(_ v: Int) -> UInt8 { UInt8((v % 10) << 4 | (v / 10 % 10)) }
-        return [swapped(year % 100), swapped(month), swapped(day), swapped(secs / 3600), swapped(secs / 60 % 60), swapped(secs % 60), 0x00]
+        // glibc's calendar, not the core's `CivilDate`: the device's reading meets an independent one.
+        var t = time_t(time)
+        var c = tm()
+        _ = gmtime_r(&t, &c)
+        func swapped(_ v: Int32) -> UInt8 { UInt8((v % 10) << 4 | (v / 10 % 10)) }
+        return [swapped((c.tm_year + 1900) % 100), swapped(c.tm_mon + 1), swapped(c.tm_mday), swapped(c.tm_hour), swapped(c.tm_min),
+                swapped(c.tm_sec), 0x00]
     }
 
     /// An SMS-STATUS-REPORT for a message the device sent.

@@ -196,7 +196,7 @@ struct ZoneRule: Sendable, Equatable {
             switch self {
             case .weekday(let m, let w, let d):
                 let first = CivilDate.day(year: year, month: Int64(m), day: 1)
-                let firstWeekday = Int(((first + 4) % 7 + 7) % 7)  // 1970-01-01 was a Thursday
+                let firstWeekday = Int(floorMod(first + 4, 7))  // 1970-01-01 was a Thursday
                 var day = first + Int64((d - firstWeekday + 7) % 7 + 7 * (w - 1))
                 let next = m == 12 ? CivilDate.day(year: year + 1, month: 1, day: 1) : CivilDate.day(year: year, month: Int64(m + 1), day: 1)
                 while day >= next { day -= 7 }
@@ -211,7 +211,7 @@ struct ZoneRule: Sendable, Equatable {
 
     func offset(at t: Int64) -> Int32 {
         guard let d = daylight else { return standard }
-        let year = CivilDate.civil(ofDay: floorDivision(t + Int64(standard), 86_400)).year
+        let year = CivilDate.civil(ofDay: floorDiv(t + Int64(standard), 86_400)).year
         // The year's change to daylight time and back; around New Year the neighbour's count too.
         var changes: [(Int64, Int32)] = []
         for y in (year - 1)...(year + 1) {
@@ -227,7 +227,7 @@ struct ZoneRule: Sendable, Equatable {
 
     func nextChange(after t: Int64) -> Int64? {
         guard let d = daylight else { return nil }
-        let year = CivilDate.civil(ofDay: floorDivision(t, 86_400)).year
+        let year = CivilDate.civil(ofDay: floorDiv(t, 86_400)).year
         var best: Int64?
         for y in (year - 1)...(year + 2) {
             let (on, off) = instants(d, in: y)
@@ -335,5 +335,3 @@ struct ZoneRule: Sendable, Equatable {
         daylight = Daylight(offset: offset, start: start.0, startTime: start.1, end: end.0, endTime: end.1)
     }
 }
-
-private func floorDivision(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : -((-a + b - 1) / b) }
