@@ -35,7 +35,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 repo=$PWD
-# cpu_seconds
+# cpu_seconds, wait_for_lock
 # shellcheck source-path=SCRIPTDIR source=../../deploy/lib/toolkit.sh
 . deploy/lib/toolkit.sh
 toolchain=$repo/deploy/arm64/toolchain.sh
@@ -44,7 +44,7 @@ toolchain=$repo/deploy/arm64/toolchain.sh
 # the same time waits here instead of cleaning the scratch directories under this one.
 lock=$("$toolchain" lock-file) || exit 1
 exec 8>"$lock"
-flock 8
+wait_for_lock 8 "$lock" "the arm64 toolchain's work space"
 UNWIND_ARM64_IN_USE=$(dirname "$lock")
 export UNWIND_ARM64_IN_USE
 

@@ -24,6 +24,11 @@
 #                                COMMAND again every 0.1 s until it succeeds; fails once SECONDS
 #                                have passed, or as soon as the command COND fails
 #
+# Locks:
+#   wait_for_lock FD FILE WHAT   flock FD (open on FILE); when another process holds it, says
+#                                once who has FILE open (PID and command line) before
+#                                waiting: a run held by a leftover of a stopped one is named
+#
 # Costs:
 #   cpu_seconds VAR              VAR: the CPU time (user + system) of this shell's children
 #                                that have ended, in whole seconds: a stage's cost in the
@@ -112,6 +117,20 @@ eventually() {
 
 # Read whole, then matched: under pipefail, `gpioinfo | grep -q` fails when grep's early exit
 # kills gpioinfo with SIGPIPE.
+wait_for_lock() {
+    local fd=$1 file=$2 what=$3 path holders="" pid
+    flock -n "$fd" && return 0
+    # Whoever has the file open may hold it: the process that took the lock may be gone while a
+    # child it started keeps the descriptor (a compiler left by a stopped run).
+    path=$(readlink -f "$file")
+    for pid in $(find /proc/[0-9]*/fd -maxdepth 1 -lname "$path" 2>/dev/null | cut -d/ -f3 | sort -un); do
+        [ "$pid" = "$BASHPID" ] && continue
+        holders+=" $pid ($(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | cut -c1-80))" || true
+    done
+    log "waiting for $what ($file), held by${holders:- another process}"
+    flock "$fd"
+}
+
 cpu_seconds() {
     local file line
     file=$(mktemp) || return 1

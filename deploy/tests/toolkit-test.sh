@@ -162,4 +162,18 @@ run cost
 check "cpu_seconds: a child that used 1.5 s of CPU counts 1 or 2 s; a sleep counts nothing" \
     grep -qxE "[12] 0" "$work/cost.out"
 
+# --- wait_for_lock: a held lock names its holder, then is waited for --------------------------------
+child locks '
+touch "$TMPDIR/lock"
+( exec 7>"$TMPDIR/lock"; flock 7; echo held >"$TMPDIR/holding"; while [ ! -e "$TMPDIR/release" ]; do sleep 0.05; done ) &
+holder=$!
+eventually 10 test -e "$TMPDIR/holding"
+( sleep 0.3; touch "$TMPDIR/release" ) &
+exec 8>"$TMPDIR/lock"
+wait_for_lock 8 "$TMPDIR/lock" "the test lock"
+echo "got it; the holder was $holder"'
+run locks
+check "wait_for_lock: names the process that holds the lock, then waits for it" \
+    bash -c 'grep -q "^got it; the holder was " "$1.out" && grep -q "waiting for the test lock (.*), held by .*$(sed -n "s/^got it; the holder was //p" "$1.out") (" "$1.err"' _ "$work/locks"
+
 finish
