@@ -127,7 +127,7 @@ extension DeviceCore {
         }
     }
 
-    /// A backup's episode, through `MaintainerChange.restoreEscalation`.
+    /// A backup's episode, through `MaintenanceChange.restoreEscalation`.
     mutating func restoreEscalation(_ record: EscalationRecord?, at now: Moment, effects: inout [Effect]) {
         let going = state.panic.aftercare.escalation.isActive || state.panic.progress.contains { !$0.delivery.isFinished }
             || state.panic.sendingAt != nil

@@ -45,12 +45,12 @@ public enum DeviceEvent: Equatable, Sendable {
 
     /// The maintainer, through the control socket: the same state the buttons change, so the
     /// person's edits and the maintainer's never overwrite each other.
-    case maintainer(MaintainerChange)
+    case maintainer(MaintenanceChange)
 }
 
 /// What the maintainer's commands change in a running device. Each is saved by the core's own
 /// `.save` effects, like a button's change.
-public enum MaintainerChange: Equatable, Sendable {
+public enum MaintenanceChange: Equatable, Sendable {
     case setReminder(ReminderSchedule)
     /// `unwind mantras add`: at the end of the list, shown at once (unless the person is being
     /// asked "Delete this mantra?").

@@ -106,7 +106,7 @@ public final class DeviceLoop {
         self.reminderAlarm = alarm.map(ReminderAlarm.init)
         if let reminderAlarm { participants.append(reminderAlarm) }
         if let alerts { participants.append(AlertNews(alerts)) }
-        if let control { participants.append(ControlService(control, desk: MaintainerDesk(device: self, server: control, logger: logger))) }
+        if let control { participants.append(ControlService(control, desk: MaintenanceDesk(device: self, server: control, logger: logger))) }
         participants.append(contentsOf: extra)
         descriptors.reserveCapacity(32)
         effects.reserveCapacity(64)
@@ -213,7 +213,7 @@ public final class DeviceLoop {
     /// A maintainer's change (from the control socket), applied between passes as a button's
     /// is: the core changes, and what it asks for (saves, motor edges) is done at once.
     @discardableResult
-    func maintain(_ change: MaintainerChange) -> EventRefusal? {
+    func maintain(_ change: MaintenanceChange) -> EventRefusal? {
         let now = clock.now()
         let start = effects.count
         let refusal = core.apply(.maintainer(change), at: now, effects: &effects)
@@ -336,6 +336,6 @@ public final class DeviceLoop {
     }
 }
 
-extension DeviceLoop: MaintainedDevice {
+extension DeviceLoop: MaintenanceDevice {
     var modem: GSMModem? { alerts?.attachedModem }
 }

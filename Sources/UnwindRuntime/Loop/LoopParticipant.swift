@@ -97,8 +97,8 @@ final class AlertNews: LoopParticipant {
 /// The maintainer's control socket as a participant: serviced on every pass without blocking.
 final class ControlService: LoopParticipant {
     let server: ControlServer
-    let desk: MaintainerDesk
-    init(_ server: ControlServer, desk: MaintainerDesk) { self.server = server; self.desk = desk }
+    let desk: MaintenanceDesk
+    init(_ server: ControlServer, desk: MaintenanceDesk) { self.server = server; self.desk = desk }
     var pollDescriptors: [Int32] { server.pollDescriptors }
     var nextDeadline: Instant? { nil }
     func service(_ loop: DeviceLoop, at now: Moment) { server.service(desk, at: loop.clock.now()) }

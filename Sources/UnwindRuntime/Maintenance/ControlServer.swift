@@ -21,7 +21,7 @@ public enum ControlReply {
     case later(until: Instant, poll: (Moment, _ expired: Bool) -> ControlResponse?, cancel: () -> Void)
 }
 
-/// What answers requests: the maintainer's desk (`MaintainerDesk`) on the running device.
+/// What answers requests: the maintainer's desk (`MaintenanceDesk`) on the running device.
 /// `restorable`: a restore's archive as the decoder's queue parsed it (nil: any other request).
 protocol ControlHandling: AnyObject {
     func handleControl(_ request: ControlRequest, restorable: Result<MaintenanceEdits.RestorableState, ControlFailure>?,

@@ -45,9 +45,9 @@ struct MaintenanceOptions: ParsableArguments {
         return loaded
     }
 
-    func maintainer() throws(ControlFailure) -> Maintainer {
+    func maintainer() throws(ControlFailure) -> MaintenanceAccess {
         let c = try configuration(lenient: state != nil)
-        return Maintainer(stateDirectory: state ?? c.stateDirectory, socket: socket, contentDirectory: c.contentDirectory)
+        return MaintenanceAccess(stateDirectory: state ?? c.stateDirectory, socket: socket, contentDirectory: c.contentDirectory)
     }
 }
 
@@ -216,7 +216,7 @@ struct StateFiles {
     let store: DirectoryStore
     let contentDirectory: String?
 
-    init(_ m: Maintainer) throws(ControlFailure) {
+    init(_ m: MaintenanceAccess) throws(ControlFailure) {
         try m.checkStateDirectory()
         do { store = try DirectoryStore(directory: m.stateDirectory) } catch {
             throw .failed("cannot use the state directory \(m.stateDirectory): \(error)")

@@ -156,7 +156,7 @@ struct StatusCommand: ParsableCommand {
         if let t = h.textsSent, !t.isEmpty { say("Texts sent:  " + t.suffix(5).joined(separator: " · ")) }
     }
 
-    private func printFromFiles(_ m: Maintainer) throws {
+    private func printFromFiles(_ m: MaintenanceAccess) throws {
         let f = try StateFiles(m)
         say("Device:    NOT RUNNING; the state files in \(m.stateDirectory) say:")
         sayIfInMemory(m.stateDirectory)

@@ -16,7 +16,7 @@ import UnwindRender
 /// core's state and the frame on the panel, ask the core for a change as a button would, wait
 /// for the card, and talk to the modem. The device loop is the one conformer; a desk is not
 /// part of the real-time loop, only served from its poll.
-protocol MaintainedDevice: AnyObject {
+protocol MaintenanceDevice: AnyObject {
     var core: DeviceCore { get }
     var framebuffer: Framebuffer { get }
     var statistics: LoopStatistics { get }
@@ -24,7 +24,7 @@ protocol MaintainedDevice: AnyObject {
     /// Nil: a simulation with scripted alerts, no modem to ask.
     var modem: GSMModem? { get }
     /// Applies the change between passes, as a button's is, and performs its effects.
-    @discardableResult func maintain(_ change: MaintainerChange) -> EventRefusal?
+    @discardableResult func maintain(_ change: MaintenanceChange) -> EventRefusal?
 }
 
 /// The running device's answers to the maintainer's requests. Every change is made to the
@@ -32,16 +32,16 @@ protocol MaintainedDevice: AnyObject {
 /// edits on the device and the maintainer's never overwrite each other); the answer waits for
 /// the write to reach the card. Nothing here blocks: slow things (the card, the modem) answer
 /// through `ControlReply.later`.
-final class MaintainerDesk: ControlHandling {
+final class MaintenanceDesk: ControlHandling {
     /// The device owns its desk (through the control socket's participant).
-    unowned let device: MaintainedDevice
+    unowned let device: MaintenanceDevice
     let server: ControlServer
     let logger: Logger
     /// When the last test message was queued (`unwind alerts test`): the next waits
     /// `ControlLimits.testMessageInterval`, whoever asks and on whichever connection.
     var lastTestMessage: Instant?
 
-    init(device: MaintainedDevice, server: ControlServer, logger: Logger) {
+    init(device: MaintenanceDevice, server: ControlServer, logger: Logger) {
         self.device = device
         self.server = server
         self.logger = logger

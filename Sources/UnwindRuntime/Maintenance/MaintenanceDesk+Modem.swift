@@ -7,7 +7,7 @@ import UnwindModem
 
 /// The maintainer's requests that reach a real phone or the modem itself: a test message, a
 /// technician's AT command, the start-up check. Each answers later, when the modem has.
-extension MaintainerDesk {
+extension MaintenanceDesk {
     func modemOrFail() throws(ControlFailure) -> GSMModem {
         guard let modem = device.modem else {
             throw .failed("this device runs without a modem (a simulation with scripted alerts); nothing to ask")

@@ -22,7 +22,7 @@ import UnwindModem
 ///   lock for the whole read-modify-write; under the lock it checks once more that no device
 ///   has started meanwhile (a device takes the same lock to load its files, so it loads the
 ///   result).
-public struct Maintainer {
+public struct MaintenanceAccess {
     public var stateDirectory: String
     /// Overrides the socket the device wrote into `.daemon`.
     public var socket: String?

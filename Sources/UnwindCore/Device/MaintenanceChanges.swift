@@ -2,7 +2,7 @@
 /// socket): the same state the buttons change, so the person and the maintainer never write
 /// over each other — the daemon is the one writer, and each change is saved from its result.
 extension DeviceCore {
-    mutating func apply(_ change: MaintainerChange, at now: Moment, effects: inout [Effect]) -> EventRefusal? {
+    mutating func apply(_ change: MaintenanceChange, at now: Moment, effects: inout [Effect]) -> EventRefusal? {
         switch change {
         case .setReminder(let schedule):
             setReminder(schedule, at: now, effects: &effects)

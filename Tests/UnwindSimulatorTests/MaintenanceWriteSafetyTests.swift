@@ -10,7 +10,7 @@ import UnwindLinuxHardware
 /// several files is one change whatever step a SIGKILL lands on, and nothing that was under a
 /// name (a huge file, a FIFO, a link, a file the device cannot read) is destroyed by writing it.
 @Suite("Maintainer writes: atomic and keeping what was there", .serialized)
-struct MaintainerWriteSafetyTests {
+struct MaintenanceWriteSafetyTests {
     static let strace = "/usr/bin/strace"
     static let oldTotals = "5\n10\n0\n60\n300\n4\n"
     static let oldHistory = "1767225000 60\n1767225100 300\n"
