@@ -26,10 +26,12 @@ import UnwindSimulatedHardware
         var edges: [ButtonEdge] = []
         try buttons.readEdges(into: &edges)
         #expect(!Self.readable(fd, within: 0), "reading the edges empties the wake path")
-        // The release is due 30 ms after the press: the loop's deadline, not a wake.
-        let release = try #require(buttons.nextEdgeTime)
-        while clock.now().instant < release { usleep(1_000) }
-        try buttons.readEdges(into: &edges)
+        // The release is due 30 ms after the press: the loop's deadline, not a wake (on a busy
+        // machine it may have come before the first read).
+        if let release = buttons.nextEdgeTime {
+            while clock.now().instant < release { usleep(1_000) }
+            try buttons.readEdges(into: &edges)
+        }
         #expect(edges.map(\.pressed) == [true, false] && edges.allSatisfy { $0.button == .panic }, "\(edges)")
         #expect(buttons.isIdle)
     }

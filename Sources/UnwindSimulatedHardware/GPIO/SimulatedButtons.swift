@@ -49,8 +49,8 @@ public final class SimulatedButtons: ButtonLines, @unchecked Sendable {
 
     /// A press held for `holdFor`, then released.
     public func tap(_ button: Button, at: Instant, holdFor: Duration = .milliseconds(80)) {
-        edge(button, pressed: true, at: at)
-        edge(button, pressed: false, at: at + holdFor)
+        guard let offset = lines.lines.first(where: { $0.button == button })?.offset else { return }
+        chip.schedule([(offset, lines.activeLow ? false : true, at), (offset, nil, at + holdFor)])
     }
 
     /// A press now (the chip's clock), held for `holdFor`.

@@ -107,8 +107,7 @@ public final class SimulatedGPIOChip: GPIOBackend, @unchecked Sendable {
     /// A clean press of an active-low button (switch to ground): the line is pulled low at
     /// `at` and let go after `holdFor`.
     public func press(_ offset: Int, at: Instant, holdFor: Duration) {
-        drive(offset, high: false, at: at)
-        float(offset, at: at + holdFor)
+        schedule([(offset, false, at), (offset, nil, at + holdFor)])
     }
 
     /// An active-low press whose contacts chatter: `bounces` low/open flickers `interval`
@@ -300,12 +299,17 @@ public final class SimulatedGPIOChip: GPIOBackend, @unchecked Sendable {
         }
     }
 
-    private func schedule(_ offset: Int, _ level: Bool?, _ at: Instant) {
+    private func schedule(_ offset: Int, _ level: Bool?, _ at: Instant) { schedule([(offset, level, at)]) }
+
+    /// Changes that belong together (a press and its release) are scheduled at once: a poller
+    /// woken by the first finds the rest already there.
+    func schedule(_ changes: [(offset: Int, level: Bool?, at: Instant)]) {
         state.withLock { s in
-            guard s.lines.indices.contains(offset) else { return }
-            var i = s.schedule.count
-            while i > 0 && s.schedule[i - 1].at > at { i -= 1 }
-            s.schedule.insert(ChipState.Scheduled(at: at, offset: offset, level: level), at: i)
+            for (offset, level, at) in changes where s.lines.indices.contains(offset) {
+                var i = s.schedule.count
+                while i > 0 && s.schedule[i - 1].at > at { i -= 1 }
+                s.schedule.insert(ChipState.Scheduled(at: at, offset: offset, level: level), at: i)
+            }
         }
         if let wake {
             // Full (nobody polls): the poller has bytes to read already.
