@@ -55,14 +55,6 @@ public func isTraced(_ pid: pid_t, by tracer: pid_t) -> Bool {
     }
 }
 
-/// How long a thread of this process has been ready to run but waiting for a CPU (the second
-/// figure of /proc/self/task/TID/schedstat): the time a busy machine took from it.
-public func timeWaitingForACPU(thread: pid_t) -> Duration {
-    let text = (try? String(contentsOfFile: "/proc/self/task/\(thread)/schedstat", encoding: .utf8)) ?? ""
-    let fields = text.split(separator: " ")
-    return fields.count >= 2 ? .nanoseconds(Int64(fields[1]) ?? 0) : .zero
-}
-
 /// The children of a process (/proc/PID/task/PID/children).
 public func childProcesses(_ pid: pid_t) -> [pid_t] {
     let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""

@@ -43,13 +43,13 @@ public final class SimulatedButtons: ButtonLines, @unchecked Sendable {
     /// The button's contacts close (`pressed`) or open at `at`: the line is driven to its
     /// pressed level, or left to its pull.
     public func edge(_ button: Button, pressed: Bool, at: Instant) {
-        guard let offset = lines.lines.first(where: { $0.button == button })?.offset else { return }
+        guard let offset = offset(of: button) else { return }
         if pressed { chip.drive(offset, high: !lines.activeLow, at: at) } else { chip.float(offset, at: at) }
     }
 
     /// A press held for `holdFor`, then released.
     public func tap(_ button: Button, at: Instant, holdFor: Duration = .milliseconds(80)) {
-        guard let offset = lines.lines.first(where: { $0.button == button })?.offset else { return }
+        guard let offset = offset(of: button) else { return }
         chip.schedule([(offset, lines.activeLow ? false : true, at), (offset, nil, at + holdFor)])
     }
 
@@ -60,4 +60,7 @@ public final class SimulatedButtons: ButtonLines, @unchecked Sendable {
 
     /// Every press has happened and the device has read every edge.
     public var isIdle: Bool { chip.isQuiet }
+
+    /// The button's line on the chip.
+    private func offset(of button: Button) -> Int? { lines.lines.first { $0.button == button }?.offset }
 }

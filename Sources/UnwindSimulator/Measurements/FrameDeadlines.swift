@@ -113,13 +113,10 @@ public final class FrameDeadlineRig: @unchecked Sendable {
         }
     }
 
-    /// How long the loop's thread has waited for a CPU so far (the second figure of
-    /// /proc/self/task/TID/schedstat, in nanoseconds); zero before it runs.
+    /// How long the loop's thread has waited for a CPU so far; zero before it runs.
     public var loopWaitedForACPU: Duration {
         let tid = loopThread.load(ordering: .acquiring)
-        guard tid > 0, let text = try? String(contentsOfFile: "/proc/self/task/\(tid)/schedstat", encoding: .utf8) else { return .zero }
-        let fields = text.split(separator: " ")
-        return fields.count >= 2 ? .nanoseconds(Int64(fields[1]) ?? 0) : .zero
+        return tid > 0 ? timeWaitingForACPU(thread: tid) : .zero
     }
 
     /// Stops the loop and returns its counters (read once its thread is done with them), and
@@ -283,4 +280,12 @@ final class ManagedFlag: @unchecked Sendable {
     private let value = Atomic<Bool>(false)
     func set() { value.store(true, ordering: .relaxed) }
     var isSet: Bool { value.load(ordering: .relaxed) }
+}
+
+/// How long a thread of this process has been ready to run but waiting for a CPU (the second
+/// figure of /proc/self/task/TID/schedstat): the time a busy machine took from it.
+public func timeWaitingForACPU(thread: pid_t) -> Duration {
+    let text = (try? String(contentsOfFile: "/proc/self/task/\(thread)/schedstat", encoding: .utf8)) ?? ""
+    let fields = text.split(separator: " ")
+    return fields.count >= 2 ? .nanoseconds(Int64(fields[1]) ?? 0) : .zero
 }
