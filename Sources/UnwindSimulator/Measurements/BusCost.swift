@@ -1,4 +1,6 @@
+import Dispatch
 import Logging
+import Synchronization
 import UnwindSimulatedHardware
 import UnwindCore
 import UnwindLinuxHardware
@@ -104,54 +106,105 @@ public enum BusCost {
             fast.add(frame)
             last = frame
         }
-        return report(slow, fast, last: last, configuration: configuration, capabilities: capabilities, budget: budget)
+        if let last {
+            if !slow.catchesUp(with: last) { slow.tally.mismatches += 1 }
+            if !fast.catchesUp(with: last) { fast.tally.mismatches += 1 }
+        }
+        return report(slow.tally, fast.tally, configuration: configuration, capabilities: capabilities, budget: budget)
     }
 
     /// Measures `count` frames drawn by `render(k, &framebuffer)` into one reused framebuffer
     /// (not cleared between calls; `Screen.render` clears it).
+    ///
+    /// `windows` > 1 splits the frames into that many consecutive stretches measured side by side
+    /// on as many threads: each stretch but the first starts from a driver and display that show
+    /// the frame before it, so every frame's change from its predecessor is measured once, as in
+    /// one pass. The report is one pass's unless the driver held changes over across a stretch's
+    /// start (its frame budget), which a stretch cannot know.
     public static func measure(count: Int,
+                               windows: Int = 1,
                                configuration: SSD1306.Configuration = SSD1306.Configuration(),
                                capabilities: I2CCapabilities = .plainI2C,
                                budget: Duration = .milliseconds(33),
-                               render: (Int, inout Framebuffer) -> Void) -> Report {
-        var slow = Meter(configuration, speed: 100_000, capabilities: capabilities)
-        var fast = Meter(configuration, speed: 400_000, capabilities: capabilities)
-        var fb = Framebuffer(width: configuration.width, height: configuration.height)
-        for k in 0..<count {
-            render(k, &fb)
-            slow.add(fb)
-            fast.add(fb)
+                               render: @Sendable (Int, inout Framebuffer) -> Void) -> Report {
+        let stretches = max(1, min(windows, count))
+        let tallies = Mutex([Int: (slow: Tally, fast: Tally)]())
+        DispatchQueue.concurrentPerform(iterations: stretches) { i in
+            let range = (count * i / stretches)..<(count * (i + 1) / stretches)
+            var slow = Meter(configuration, speed: 100_000, capabilities: capabilities)
+            var fast = Meter(configuration, speed: 400_000, capabilities: capabilities)
+            var fb = Framebuffer(width: configuration.width, height: configuration.height)
+            if range.lowerBound > 0 {
+                render(range.lowerBound - 1, &fb)
+                slow.start(showing: fb)
+                fast.start(showing: fb)
+            }
+            for k in range {
+                render(k, &fb)
+                slow.add(fb)
+                fast.add(fb)
+            }
+            // The last stretch's display must catch up with the last frame.
+            if i == stretches - 1 && !range.isEmpty {
+                if !slow.catchesUp(with: fb) { slow.tally.mismatches += 1 }
+                if !fast.catchesUp(with: fb) { fast.tally.mismatches += 1 }
+            }
+            let done = (slow: slow.tally, fast: fast.tally)
+            tallies.withLock { $0[i] = done }
         }
-        return report(slow, fast, last: count > 0 ? fb : nil, configuration: configuration,
+        let parts = tallies.withLock { all in (0..<stretches).compactMap { all[$0] } }
+        return report(Tally(joining: parts.map(\.slow)), Tally(joining: parts.map(\.fast)), configuration: configuration,
                       capabilities: capabilities, budget: budget)
     }
 
-    private static func report(_ slow: Meter, _ fast: Meter, last: Framebuffer?, configuration: SSD1306.Configuration,
+    private static func report(_ slow: Tally, _ fast: Tally, configuration: SSD1306.Configuration,
                                capabilities: I2CCapabilities, budget: Duration) -> Report {
-        let at100kHz = slow.report(budget: budget), at400kHz = fast.report(budget: budget)
-        var mismatches = slow.mismatches + fast.mismatches
-        if let last {
-            if !slow.catchesUp(with: last) { mismatches += 1 }
-            if !fast.catchesUp(with: last) { mismatches += 1 }
+        Report(budget: budget, capabilities: capabilities,
+               at100kHz: slow.report(configuration: configuration, speed: 100_000, capabilities: capabilities, budget: budget),
+               at400kHz: fast.report(configuration: configuration, speed: 400_000, capabilities: capabilities, budget: budget),
+               mismatchedFrames: slow.mismatches + fast.mismatches)
+    }
+
+    /// What one driver at one bus speed cost over a stretch of frames.
+    private struct Tally: Sendable {
+        var costs: [FrameCost] = []
+        var first: FrameCost?
+        var deferred = 0
+        var mismatches = 0
+
+        init() {}
+
+        /// Consecutive stretches as one: the first one's first frame, every frame after it.
+        init(joining parts: [Tally]) {
+            first = parts.first?.first
+            for part in parts {
+                costs += part.costs
+                deferred += part.deferred
+                mismatches += part.mismatches
+            }
         }
-        return Report(budget: budget, capabilities: capabilities, at100kHz: at100kHz, at400kHz: at400kHz,
-                      mismatchedFrames: mismatches)
+
+        func report(configuration: SSD1306.Configuration, speed: Int, capabilities: I2CCapabilities,
+                    budget: Duration) -> SpeedReport {
+            var configuration = configuration
+            configuration.busSpeedHz = speed
+            let start = first ?? FrameCost(busSpeedHz: speed)
+            let full = SSD1306.fullFrameCost(configuration: configuration, capabilities: capabilities)
+            return SpeedReport(
+                busSpeedHz: speed,
+                driver: summarise(costs, deferred: deferred, first: start, budget: budget),
+                baseline: summarise([FrameCost](repeating: full, count: costs.count), deferred: 0, first: start, budget: budget))
+        }
     }
 
     private struct Meter {
-        let configuration: SSD1306.Configuration
-        let capabilities: I2CCapabilities
         let bus: SimulatedI2CBus
         let driver: SSD1306
-        var costs: [FrameCost] = []
-        var first: FrameCost?
-        var mismatches = 0
+        var tally = Tally()
 
         init(_ configuration: SSD1306.Configuration, speed: Int, capabilities: I2CCapabilities) {
             var configuration = configuration
             configuration.busSpeedHz = speed
-            self.configuration = configuration
-            self.capabilities = capabilities
             let model = SSD1306Model(rows: configuration.height, mounting: configuration.flipped ? .upsideDown : .upright)
             bus = SimulatedI2CBus(capabilities: capabilities, model: model)
             var logger = Logger(label: "unwind.buscost")
@@ -159,12 +212,22 @@ public enum BusCost {
             driver = SSD1306(bus: bus, configuration: configuration, logger: logger, clock: { .zero })
         }
 
+        /// A stretch that follows another: the display shows `frame` (the stretch before's last)
+        /// before the first frame that counts; what that took is not counted.
+        mutating func start(showing frame: Framebuffer) {
+            tally.first = nil
+            if !catchesUp(with: frame) { tally.mismatches += 1 }
+            tally.first = tally.first ?? driver.lastFrame
+        }
+
         mutating func add(_ frame: Framebuffer) {
             let deferred = driver.statistics.framesDeferred
-            do { try driver.show(frame) } catch { mismatches += 1 }
-            if first == nil { first = driver.lastFrame } else { costs.append(driver.lastFrame) }
-            if driver.statistics.framesDeferred == deferred && !bus.model.holds(frame) {
-                mismatches += 1
+            do { try driver.show(frame) } catch { tally.mismatches += 1 }
+            if tally.first == nil { tally.first = driver.lastFrame } else { tally.costs.append(driver.lastFrame) }
+            if driver.statistics.framesDeferred == deferred {
+                if !bus.model.holds(frame) { tally.mismatches += 1 }
+            } else {
+                tally.deferred += 1
             }
         }
 
@@ -172,15 +235,6 @@ public enum BusCost {
         func catchesUp(with frame: Framebuffer) -> Bool {
             for _ in 0..<16 where !bus.model.holds(frame) { try? driver.show(frame) }
             return bus.model.holds(frame)
-        }
-
-        func report(budget: Duration) -> SpeedReport {
-            let start = first ?? FrameCost(busSpeedHz: configuration.busSpeedHz)
-            let full = SSD1306.fullFrameCost(configuration: configuration, capabilities: capabilities)
-            return SpeedReport(
-                busSpeedHz: configuration.busSpeedHz,
-                driver: summarise(costs, deferred: driver.statistics.framesDeferred, first: start, budget: budget),
-                baseline: summarise([FrameCost](repeating: full, count: costs.count), deferred: 0, first: start, budget: budget))
         }
     }
 
