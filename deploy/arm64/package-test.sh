@@ -20,9 +20,11 @@ toolchain=$here/toolchain.sh
 work=$(mktemp -d)
 trap 'umount -R "$work/c/proc" 2>/dev/null; umount -R "$work/c/dev" 2>/dev/null; rm -rf --one-file-system "$work"' EXIT
 
-# pass, fail, check_all, finish
+# pass, fail, check_all, finish, arm64_cpu
 # shellcheck source-path=SCRIPTDIR source=../lib/toolkit.sh
 . "$here/../lib/toolkit.sh"
+# The chroot's programs run as the board's CPU (also those started without in_c).
+export QEMU_CPU=$arm64_cpu
 
 "$toolchain" prepare || exit 1
 root=$("$toolchain" path)
@@ -108,7 +110,7 @@ cp "$v1" "$c/root/debs/"
 [ -n "$v2" ] && cp "$v2" "$c/root/debs/"
 d1=/root/debs/$(basename "$v1")
 d2=/root/debs/$(basename "${v2:-none}")
-in_c() { chroot "$c" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"; }
+in_c() { chroot "$c" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 QEMU_CPU="$arm64_cpu" "$@"; }
 apt_in() {
     in_c env DEBIAN_FRONTEND=noninteractive apt-get -y -q --no-install-recommends \
         -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$@" </dev/null

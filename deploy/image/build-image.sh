@@ -38,9 +38,11 @@ cache=${UNWIND_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/unwind-image}
 suite=trixie
 base_packages=systemd-sysv,udev,kmod,dbus,linux-image-arm64,raspi-firmware,e2fsprogs,dosfstools,iproute2,ifupdown,openssh-server,wpasupplicant,firmware-brcm80211,gpiod,libgpiod3,libi2c0,libqrencode4,adduser,i2c-tools,procps,libstdc++6,zstd,unifont
 
-# log, die
+# log, die, arm64_cpu
 # shellcheck source-path=SCRIPTDIR source=../lib/toolkit.sh
 . "$here/../lib/toolkit.sh"
+# The root's programs run as the board's CPU under qemu-user (passed on through every env -i).
+export QEMU_CPU=$arm64_cpu
 
 deb=
 out=
@@ -155,7 +157,7 @@ unshare --mount --propagation private bash -ec '
     mount --rbind /dev "$r/dev"
     mount -t tmpfs tmpfs "$r/run"
     cp /etc/resolv.conf "$r/etc/resolv.conf"
-    chroot "$r" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive sh -ec "
+    chroot "$r" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 QEMU_CPU="$QEMU_CPU" DEBIAN_FRONTEND=noninteractive sh -ec "
         # With its dependencies from the archive, as on a board (apt install ./unwind.deb).
         apt-get -o Acquire::Check-Valid-Until=false update -qq
         apt-get install -y -qq --no-install-recommends /tmp/unwind.deb >/dev/null
@@ -176,7 +178,9 @@ for src in "$here/root" "${overlays[@]}"; do
 done
 chroot "$root" systemctl enable unwind-data.service unwind-firstboot.service unwind-wifi.service systemd-networkd.service >/dev/null 2>&1
 chroot "$root" systemctl enable unwind.service ssh.service >/dev/null 2>&1
-chroot "$root" systemctl mask systemd-timesyncd.service apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer >/dev/null 2>&1 || true
+# Among them, ifupdown's networking.service: systemd-networkd brings up the Wi-Fi the setup file
+# gives; and e2scrub, which needs LVM.
+chroot "$root" systemctl mask networking.service e2scrub_reap.service systemd-timesyncd.service apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer >/dev/null 2>&1 || true
 install -d -m 0755 "$root/data"
 # A kernel update (the fleet's, with the root remounted read-write) regenerates cmdline.txt
 # from this.

@@ -29,6 +29,10 @@
 #                                once who has FILE open (PID and command line) before
 #                                waiting: a run held by a leftover of a stopped one is named
 #
+# Emulated arm64 (qemu-user through binfmt_misc):
+#   arm64_cpu                    the CPU the board's programs are emulated as: QEMU_CPU=$arm64_cpu
+#                                in the environment of every emulated run and chroot
+#
 # Costs:
 #   cpu_seconds VAR              VAR: the CPU time (user + system) of this shell's children
 #                                that have ended, in whole seconds: a stage's cost in the
@@ -117,6 +121,14 @@ eventually() {
 
 # Read whole, then matched: under pipefail, `gpioinfo | grep -q` fails when grep's early exit
 # kills gpioinfo with SIGPIPE.
+# The boards' CPUs are the Cortex-A53 (Pi 3, Zero 2 W) and the Cortex-A72 (Pi 4), both ARMv8.0.
+# qemu-user's default CPU ("max") has features none of them has, pointer authentication among
+# them: Debian's arm64 libraries are built with branch protection, and qemu computes each of their
+# PAC instructions in software (the QARMA cipher), where the boards' CPUs take them as no-ops. As a
+# Cortex-A53 an emulated suite runs what a board runs, for about a quarter less CPU.
+# shellcheck disable=SC2034 # used by the scripts that source this file
+arm64_cpu=cortex-a53
+
 wait_for_lock() {
     local fd=$1 file=$2 what=$3 path holders="" pid
     flock -n "$fd" && return 0
