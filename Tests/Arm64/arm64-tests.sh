@@ -35,7 +35,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 repo=$PWD
-# cpu_seconds, wait_for_lock
+# cpu_seconds, wait_for_lock, arm64_cpu
 # shellcheck source-path=SCRIPTDIR source=../../deploy/lib/toolkit.sh
 . deploy/lib/toolkit.sh
 toolchain=$repo/deploy/arm64/toolchain.sh
@@ -114,8 +114,9 @@ emulated_tests() {
     # qemu-aarch64 through binfmt_misc. QEMU_LD_PREFIX: its C library is the trixie sysroot's
     # (glibc 2.41, the package's target); sid's glibc 2.42 asks for termios2 (TCGETS2), which
     # the host's qemu-user 7.2 does not emulate (tcgetattr and ttyname_r fail with ENOSYS).
+    # QEMU_CPU: the board's CPU (arm64_cpu, deploy/lib/toolkit.sh).
     # shellcheck disable=SC2016 # the script is the chroot's, expanded there
-    "$toolchain" run "$repo" -- env QEMU_LD_PREFIX=/opt/arm64/trixie-sysroot UNWIND_TEST_EMULATED=1 bash -c '
+    "$toolchain" run "$repo" -- env QEMU_LD_PREFIX=/opt/arm64/trixie-sysroot QEMU_CPU="$arm64_cpu" UNWIND_TEST_EMULATED=1 bash -c '
         bin=/build/arm64/aarch64-unknown-linux-gnu/debug
         file -b "$bin/unwindPackageTests.xctest" | grep -q "ARM aarch64" || { echo "not an aarch64 test binary"; exit 1; }
         file -b "$bin/unwind" | grep -q "ARM aarch64" || { echo "not an aarch64 unwind"; exit 1; }
