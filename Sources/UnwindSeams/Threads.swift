@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import CLinuxSystem
+import SystemPackage
 
 // A thread of its own and a condition to wait on, on POSIX threads: what Foundation's Thread
 // and NSCondition gave, without the whole of Foundation (and its ICU) in the executable.
@@ -65,4 +66,17 @@ public final class ThreadCondition: @unchecked Sendable {
     /// in a loop on the condition itself).
     public func wait() { pthread_cond_wait(condition, mutex) }
     public func signal() { pthread_cond_signal(condition) }
+}
+
+/// Puts the calling thread ahead of every ordinary one: SCHED_FIFO at `priority`
+/// (sched_setscheduler(2) on the thread itself), with SCHED_RESET_ON_FORK, so a thread or process
+/// it starts afterwards is ordinary again. Without CAP_SYS_NICE the kernel grants it only up to
+/// RLIMIT_RTPRIO (a unit's LimitRTPRIO=); EPERM otherwise. A real-time thread that never sleeps
+/// still leaves the CPUs 5 % of each second (sched_rt_runtime_us), so the kernel's own work goes on.
+public func runThisThreadAhead(priority: Int32) throws(Errno) {
+    var parameter = sched_param()
+    parameter.sched_priority = priority
+    // SCHED_RESET_ON_FORK (sched.h, with _GNU_SOURCE) is not in Glibc's Swift module.
+    let resetOnFork: Int32 = 0x4000_0000
+    _ = try valueOrErrno { sched_setscheduler(0, SCHED_FIFO | resetOnFork, &parameter) }
 }

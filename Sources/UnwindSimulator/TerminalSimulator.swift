@@ -337,6 +337,7 @@ public struct TerminalSimulator {
             return try ModemAlertLink.open(stateDirectory: stateDirectory, serial: serial,
                                            modem: realModem?.modem ?? ModemConfiguration(), logger: logger, now: now)
         }, participants: [stop], logger: logger)
+        LoopPriority.request(logger: logger)
         device.run(until: { buttons.quit })
     }
 }

@@ -32,10 +32,17 @@ struct Bench: ParsableCommand {
     @Flag(help: "Only the outbox backlog at start: 300 old alerts, then a new PANIC.")
     var backlogOnly = false
 
+    @Flag(help: "Only the loop on a busy machine: on its own, then beside a CPU, memory and disk load.")
+    var loadedOnly = false
+
+    @Option(help: "Seconds of each run of --loaded-only.")
+    var loadedSeconds: Int = 60
+
     func run() throws {
         try ensureInterposer()
         if framesOnly { return try measureFrameDeadlines() }
         if backlogOnly { return try measureBacklog() }
+        if loadedOnly { return try measureLoaded() }
         let frames = seconds * 30
         print("unwind-bench: \(seconds) s of square breathing, \(frames) frames at 30 fps")
 
@@ -81,6 +88,8 @@ struct Bench: ParsableCommand {
 
         print("")
         try measureFrameDeadlines()
+        print("")
+        try measureLoaded()
 
         // VmHWM, not getrusage's ru_maxrss: `swift run` execs this binary, and ru_maxrss keeps
         // the peak of the image before the exec (SwiftPM's own ~120 MiB).
@@ -103,6 +112,22 @@ struct Bench: ParsableCommand {
         print(try FrameDeadlineRig.statusFlood(presses * 20))
         print(try FrameDeadlineRig.quiet(seconds: Int(max(panic.seconds, hostile.seconds).rounded(.up))))
         try measureBacklog()
+    }
+
+    /// The loop with a breathing session on its own, then beside a load like two builds on
+    /// this machine (four busy processes a core, two writing through memory, one fsyncing files
+    /// to the disk the state is on), at ordinary priority and at the daemon's real-time one.
+    func measureLoaded() throws {
+        let cores = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+        let load = MachineLoad(busy: 4 * cores, memory: 2, directory: FileManager.default.temporaryDirectory.path)
+        print("The loop on a busy machine (\(cores) cores; \(loadedSeconds) s each, a breathing session running):")
+        print(try LoopUnderLoad.measure(seconds: loadedSeconds, load: nil, ahead: false)!)
+        print(try LoopUnderLoad.measure(seconds: loadedSeconds, load: load, ahead: false)!)
+        if let ahead = try LoopUnderLoad.measure(seconds: loadedSeconds, load: load, ahead: true) {
+            print(ahead)
+        } else {
+            print("beside the same load at real-time priority: not measured, this process may not have it (run as root, or with ulimit -r 10)")
+        }
     }
 
     /// 300 alerts left from an hour ago (sent late, with a note) and from 11 months ago (not sent).

@@ -105,6 +105,7 @@ struct Daemon {
         let systemd = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
         logger.info("unwind running; state in \(c.stateDirectory)")
         systemd.notify("READY=1")
+        LoopPriority.request(logger: logger)
         // The loop asks this before every pass: a loop that stops turning stops petting the
         // watchdog, and systemd restarts the service.
         device.loop.run(until: {

@@ -14,6 +14,8 @@ public struct LoopStatistics: Sendable, Equatable {
     public var motorEdgesApplied = 0
     /// The worst lateness of a motor edge, from its scheduled instant to the line changing.
     public var worstMotorLateness: Duration = .zero
+    /// Every motor edge's lateness, in steps (its median and 99th percentile).
+    public var motorLateness = LatenessCounts()
     public var errors = 0
     /// Reminder alarms that went off (whether or not the core showed a reminder for them).
     public var alarmsFired = 0
@@ -297,6 +299,7 @@ public final class DeviceLoop {
     private func setMotor(_ on: Bool, scheduled: Instant, now: Instant) {
         let late = now - scheduled
         if late > statistics.worstMotorLateness { statistics.worstMotorLateness = late }
+        statistics.motorLateness.record(late)
         statistics.motorEdgesApplied += 1
         do {
             try motor.set(on)

@@ -69,6 +69,9 @@ public final class FrameDeadlineRig: @unchecked Sendable {
     private let stop = ManagedFlag()
     /// The loop's thread (/proc/self/task/ID), once it runs.
     private let loopThread = Atomic<Int32>(0)
+    /// Whether the loop's thread runs at real-time priority (`start(ahead:)`).
+    public let ranAhead = Atomic<Bool>(false)
+    private let logger: Logger
     /// PANIC is held this long to arm (the device's 1.5 s would make 1,000 presses take 25 min).
     public static let panicHold: Duration = .milliseconds(60)
 
@@ -85,6 +88,7 @@ public final class FrameDeadlineRig: @unchecked Sendable {
         let clock = LinuxClock()
         var logger = Logger(label: "unwind.bench.frames")
         logger.logLevel = .critical
+        self.logger = logger
         modemSim = try ModemSimulator()
         modemSim.start()
         buttons = try SimulatedButtons(wakingPollersOn: clock)
@@ -104,9 +108,11 @@ public final class FrameDeadlineRig: @unchecked Sendable {
         }, logger: logger)
     }
 
-    /// The loop on its own thread, as in the daemon.
-    public func start() {
+    /// The loop on its own thread, as in the daemon; `ahead`: the thread asks for the daemon's
+    /// real-time priority (`LoopPriority`), and `ranAhead` says whether it got it.
+    public func start(ahead: Bool = false) {
         startThread(name: "unwind.loop") { [self] in
+            if ahead { ranAhead.store(LoopPriority.request(logger: logger), ordering: .releasing) }
             loopThread.store(currentThreadID(), ordering: .releasing)
             device.loop.run(until: { stop.isSet })
             stopped.signal()

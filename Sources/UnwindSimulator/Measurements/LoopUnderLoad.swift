@@ -1,0 +1,115 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Glibc
+import UnwindCore
+import UnwindRuntime
+import UnwindLinuxHardware
+import UnwindSeams
+
+/// The loop on a busy machine: the device as the daemon (`FrameDeadlineRig`), a breathing
+/// session running (the motor pulses at every corner), measured for a while on its own, then
+/// beside `MachineLoad`, with the loop's thread at ordinary priority and at the daemon's
+/// real-time one (`LoopPriority`, when this process may have it).
+public struct LoopUnderLoad: CustomStringConvertible {
+    public var what: String
+    public var framesDrawn: Int
+    public var framesMissed: Int
+    public var seconds: Double
+    /// How long the loop's thread waited for a CPU.
+    public var starved: Duration
+    public var motorEdges: Int
+    public var motorLateness: LatenessCounts
+    public var worstMotorLateness: Duration
+
+    /// Frames drawn of those due, in per cent.
+    public var framesOnTime: Double {
+        framesDrawn + framesMissed == 0 ? 0 : Double(framesDrawn) * 100 / Double(framesDrawn + framesMissed)
+    }
+
+    public var description: String {
+        func ms(_ d: Duration?) -> String { d.map { "≤ \(Double($0.nanoseconds / 1_000) / 1_000) ms" } ?? "> 100 ms" }
+        let worst = Double(worstMotorLateness.nanoseconds / 1_000) / 1_000
+        return "\(what): \(framesDrawn) frames drawn, \(framesMissed) missed (\(framesOnTime.fixed(2)) % on time) in \(seconds.fixed(1)) s; "
+            + "the loop waited \(Double(starved.nanoseconds / 1_000_000) / 1_000) s for a CPU; "
+            + "\(motorEdges) motor edges late by p50 \(ms(motorLateness.atMost(0.5))), p99 \(ms(motorLateness.atMost(0.99))), "
+            + "max \(worst) ms, \(motorLateness.later(than: .milliseconds(5))) later than 5 ms"
+    }
+
+    /// `seconds` of a breathing session; `load` beside it (started first, stopped after);
+    /// `ahead`: the loop's thread asks for real-time priority. Nil when `ahead` was asked and
+    /// refused (this process may not have it).
+    public static func measure(seconds: Int, load: MachineLoad?, ahead: Bool) throws -> LoopUnderLoad? {
+        let rig = try FrameDeadlineRig()
+        rig.start(ahead: ahead)
+        if ahead && !FrameDeadlineRig.wait(.seconds(5), until: { rig.ranAhead.load(ordering: .acquiring) }) {
+            _ = rig.finish()
+            return nil
+        }
+        // A session, so that the motor pulses: SELECT on the breathing page.
+        rig.buttons.tap(.select, holdFor: .milliseconds(60))
+        try load?.start()
+        let t0 = LinuxClock().now().instant
+        usleep(UInt32(seconds) * 1_000_000)
+        let (s, starved) = rig.finishMeasured()
+        load?.stop()
+        let what = (load.map { "beside \($0)" } ?? "on its own") + (ahead ? ", the loop at real-time priority" : ", the loop at ordinary priority")
+        return LoopUnderLoad(what: what, framesDrawn: s.framesRendered, framesMissed: s.framesMissed,
+                             seconds: FrameDeadlineRig.seconds(since: t0), starved: starved, motorEdges: s.motorEdgesApplied,
+                             motorLateness: s.motorLateness, worstMotorLateness: s.worstMotorLateness)
+    }
+}
+
+/// What a busy board does beside the device, as child processes in this process's session (the
+/// scheduler's autogroup: they compete with the loop as equals, as a build started from the same
+/// shell does): `busy` processes that only compute, `memory` ones that each keep writing through
+/// 64 MiB, and one that writes 8 MiB files to `directory` with fsync, one after another.
+public final class MachineLoad: CustomStringConvertible {
+    public let busy: Int
+    public let memory: Int
+    public let directory: String
+    private var children: [pid_t] = []
+
+    public init(busy: Int, memory: Int, directory: String) {
+        self.busy = busy
+        self.memory = memory
+        self.directory = directory
+    }
+
+    public var description: String {
+        "\(busy) busy processes, \(memory) writing through 64 MiB each, a writer fsyncing 8 MiB files"
+    }
+
+    func start() throws {
+        var scripts = [String](repeating: "while :; do :; done", count: busy)
+        // dd through a 64 MiB block: the page's worth of memory written again and again.
+        scripts += [String](repeating: "while :; do dd if=/dev/zero of=/dev/null bs=64M count=8 2>/dev/null; done", count: memory)
+        let file = directory + "/unwind-load-\(getpid())"
+        scripts.append("while :; do dd if=/dev/zero of='\(file)' bs=1M count=8 conv=fsync 2>/dev/null; done")
+        for script in scripts {
+            let words: [String] = ["/bin/sh", "-c", script]
+            let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
+            defer { for a in argv { free(a) } }
+            var pid: pid_t = 0
+            let r = posix_spawn(&pid, "/bin/sh", nil, nil, argv, environ)
+            guard r == 0 else {
+                stop()
+                throw DeviceError(device: "machine load", operation: "posix_spawn /bin/sh", errno: r)
+            }
+            children.append(pid)
+        }
+    }
+
+    func stop() {
+        for pid in children {
+            // The shell; a dd it started ends by itself within a second.
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        }
+        children = []
+        unlink(directory + "/unwind-load-\(getpid())")
+    }
+}
