@@ -16,10 +16,12 @@
 #
 # First boot, checked: the unit active and the device PANIC-ready; the setup file imported
 # (contacts 1 and 2; line 10 named on the screen's result; the numbers taken off the card); the
-# first frame counted; a PANIC held on gpio-sim sends exactly one AT+CMGS to each of the two
-# contacts and none to the third. Then --cuts N power cuts (default 2; Tests/Image/power-cuts.sh
-# runs 50): the machine is killed at a random moment while the device writes (a session, a
-# maintainer's change, an alert journaled and held unanswered by the modem), booted again; each
+# first frame counted; a PANIC held on gpio-sim as soon as the daemon runs, while the modem still
+# registers (its first 20 s), is journaled at once and sends exactly one AT+CMGS to each of the
+# two contacts, after the registration, and none to the third. Then --cuts N power cuts
+# (default 2; Tests/Image/power-cuts.sh runs 50): the machine is killed at a random moment
+# while the device writes (a session, a maintainer's change, an alert journaled and held
+# unanswered by the modem), booted again; each
 # time the file systems check clean, every state file parses (nothing set aside) and every
 # alert the network had not taken goes out after the restart.
 #
@@ -50,7 +52,7 @@ while [ $# -gt 0 ]; do
         --deb) deb=$2; shift 2 ;;
         --image) image=$2; shift 2 ;;
         --cuts) cuts=$2; shift 2 ;;
-        -h | --help) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die --status 2 "unknown option $1" ;;
     esac
 done
@@ -171,10 +173,13 @@ done
 boot_sum() { dd if="$image" bs=512 skip="$boot_start" count=$((root_start - boot_start)) status=none | sha256sum; }
 
 # --- the first boot --------------------------------------------------------------------------
+# Its modem registers only 20 s after its bring-up began, as after a power cut; the probe presses
+# PANIC as soon as the daemon runs.
+register_after=20
 : >"$work/modem.log"
-boot first
+boot first --register-after "$register_after"
 if wait_console first "UNWIND-PROBE (done|not-ready)" 900; then
-    pass "first boot: the probe ran (power-on to PANIC-ready $(probe first panic-ready) s of emulated uptime, $((SECONDS - boot_started)) s here)"
+    pass "first boot: the probe ran (power-on to PANIC-ready $(probe first panic-ready) s of emulated uptime, the modem registering for its first $register_after s; $((SECONDS - boot_started)) s here)"
 else
     fail "first boot: the probe never finished ($((SECONDS - boot_started)) s); the console's end:"
     tail -n 40 "$work/first.console"
@@ -199,6 +204,17 @@ n3=$(grep -c '^CMGS .*900456' "$work/modem.log")
 check "PANIC: one AT+CMGS to contact 1 (+447700900123): $n1" [ "$n1" = 1 ]
 check "PANIC: one AT+CMGS to contact 2 (6045550100): $n2" [ "$n2" = 1 ]
 check "nothing to contact 3, whose number was wrong: $n3" [ "$n3" = 0 ]
+# The PANIC pressed while the modem still registered: journaled at once, taken by the network
+# only after it registered (what it refused before is in the log as REFUSED).
+early=$(probe_field first early-outbox)
+check "a PANIC held as soon as the daemon ran was journaled at once (outbox: ${early:-nothing read})" \
+    bash -c '[ -n "$1" ] && [ "$1" != - ]' _ "$early"
+check "it was held while the modem still registered ($(grep -a '^UNWIND-EARLY Readiness' "$work/first.console" | tr -d '\r' | cut -c14-110))" \
+    grep -aqE '^UNWIND-EARLY Readiness: +not ready' "$work/first.console"
+registered_at=$(grep -n -m1 '^REGISTERED' "$work/modem.log" | cut -d: -f1)
+first_cmgs=$(grep -n -m1 '^CMGS ' "$work/modem.log" | cut -d: -f1)
+check "the network took its alerts only once the modem registered (refused before: $(grep -c '^REFUSED ' "$work/modem.log"))" \
+    bash -c '[ -n "$1" ] && [ -n "$2" ] && [ "$1" -lt "$2" ]' _ "$registered_at" "$first_cmgs"
 power_off
 setup_on_card=$(mtype -i "$image@@$((boot_start * 512))" ::unwind-setup.txt 2>/dev/null)
 check "the contacts' numbers are off the card" bash -c '! grep -qE "7700 900123|555-0100" <<<"$1"' _ "$setup_on_card"

@@ -8,8 +8,14 @@ decoded from the PDU, in the log given by --log:
     CMGS <number> <pdu-hex>    a submit the network took (+CMGS: <ref> and OK were sent)
     HELD <number>              a submit held without an answer (--hold-submits), as a network
                                that has not confirmed yet
+    REFUSED <number>           a submit refused while the modem was not registered yet
+                               (+CMS ERROR: 331, no network service)
+    REGISTERED                 the modem registered (--register-after), logged before the next
+                               command it answers
 --hold-submits N keeps the first N submits unanswered (the device's outbox must resend them
-after a power cut). Reconnects when the emulated machine restarts. Ends on SIGTERM.
+after a power cut). --register-after S: for S seconds after the bring-up began the modem is
+still looking for a network ("+CREG: 0,2", searching) and the network takes no submit, as after
+a power cut. Reconnects when the emulated machine restarts. Ends on SIGTERM.
 """
 import argparse, os, socket, sys, time
 
@@ -31,8 +37,22 @@ ANSWERS = {
     "AT+CSMS?": ["+CSMS: 0,1,1,1"], "AT+CMGL=4": [], "AT+CLCC": [], "AT+CNMA": [],
 }
 
+REGISTRATION = ("AT+CREG?", "AT+CGREG?", "AT+CEREG?")
+
+def registered(state):
+    if state["register_after"] <= 0:
+        return True
+    began = state.get("began")
+    return began is not None and time.monotonic() - began >= state["register_after"]
+
 def serve(conn, log, state):
     buf = b""
+    def note_registration():
+        # Logged at the first command after the registration time passed, before anything
+        # the network takes.
+        if not state["told"] and registered(state):
+            state["told"] = True
+            log.write("REGISTERED\n"); log.flush()
     def say(lines, ok=True):
         out = b"".join(b"\r\n" + l.encode() + b"\r\n" for l in lines)
         if ok:
@@ -44,6 +64,7 @@ def serve(conn, log, state):
             return
         buf += data
         while True:
+            note_registration()
             if state.get("prompt"):
                 end = buf.find(b"\x1a")
                 esc = buf.find(b"\x1b")
@@ -58,6 +79,10 @@ def serve(conn, log, state):
                     number = destination(pdu)
                 except Exception:
                     number = "?"
+                if not registered(state):
+                    log.write(f"REFUSED {number}\n"); log.flush()
+                    conn.sendall(b"\r\n+CMS ERROR: 331\r\n")
+                    continue
                 if state["hold"] > 0:
                     state["hold"] -= 1
                     log.write(f"HELD {number}\n"); log.flush()
@@ -76,6 +101,11 @@ def serve(conn, log, state):
             cmd = line.upper()
             if cmd == "AT+CPIN?":
                 log.write("READY\n"); log.flush()
+                if state.get("began") is None:
+                    state["began"] = time.monotonic()
+            if cmd in REGISTRATION and not registered(state):
+                say([ANSWERS[cmd][0].replace("0,1", "0,2")])
+                continue
             if cmd.startswith("AT+CMGS="):
                 state["prompt"] = True
                 conn.sendall(b"\r\n> ")
@@ -91,8 +121,10 @@ def main():
     a.add_argument("--socket", required=True)
     a.add_argument("--log", required=True)
     a.add_argument("--hold-submits", type=int, default=0)
+    a.add_argument("--register-after", type=float, default=0)
     o = a.parse_args()
-    state = {"prompt": False, "ref": 0, "hold": o.hold_submits}
+    state = {"prompt": False, "ref": 0, "hold": o.hold_submits, "register_after": o.register_after,
+             "began": None, "told": o.register_after == 0}
     with open(o.log, "a") as log:
         while True:
             try:
