@@ -6,8 +6,11 @@ import UnwindCore
 /// its step (an edge 0.23 ms late counts as "at most 0.3 ms").
 public struct LatenessCounts: Sendable, Equatable {
     /// The upper ends of the steps, in microseconds; the last count is everything beyond.
-    public static let bounds: [Int64] = (1...10).map { Int64($0) * 100 } + (2...10).map { Int64($0) * 1_000 }
-        + (2...10).map { Int64($0) * 10_000 }
+    public static let bounds: [Int64] = [
+        100, 200, 300, 400, 500, 600, 700, 800, 900, 1_000,
+        2_000, 3_000, 4_000, 5_000, 6_000, 7_000, 8_000, 9_000, 10_000,
+        20_000, 30_000, 40_000, 50_000, 60_000, 70_000, 80_000, 90_000, 100_000,
+    ]
 
     public private(set) var counts = [Int](repeating: 0, count: bounds.count + 1)
     public private(set) var total = 0
