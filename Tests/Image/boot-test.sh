@@ -177,7 +177,17 @@ boot_sum() { dd if="$image" bs=512 skip="$boot_start" count=$((root_start - boot
 # PANIC as soon as the daemon runs.
 register_after=20
 : >"$work/modem.log"
-boot first --register-after "$register_after"
+# However slow the machine, the modem registers only once the probe has read the device's
+# status after its press (UNWIND-EARLY; 300 s at most), so the press is always before it.
+rm -f "$work/may-register"
+boot first --register-after "$register_after" --register-when "$work/may-register"
+(
+    for _ in $(seq 1 600); do
+        grep -aq '^UNWIND-EARLY Readiness' "$work/first.console" && break
+        sleep 0.5
+    done
+    touch "$work/may-register"
+) &
 if wait_console first "UNWIND-PROBE (done|not-ready)" 900; then
     pass "first boot: the probe ran (power-on to PANIC-ready $(probe first panic-ready) s of emulated uptime, the modem registering for its first $register_after s; $((SECONDS - boot_started)) s here)"
 else

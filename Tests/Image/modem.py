@@ -15,7 +15,9 @@ decoded from the PDU, in the log given by --log:
 --hold-submits N keeps the first N submits unanswered (the device's outbox must resend them
 after a power cut). --register-after S: for S seconds after the bring-up began the modem is
 still looking for a network ("+CREG: 0,2", searching) and the network takes no submit, as after
-a power cut. Reconnects when the emulated machine restarts. Ends on SIGTERM.
+a power cut; --register-when FILE: and not before FILE exists (the test makes it once it has
+seen what it needs of the device before the registration, however slow the machine). Reconnects
+when the emulated machine restarts. Ends on SIGTERM.
 """
 import argparse, os, socket, sys, time
 
@@ -43,6 +45,8 @@ def registered(state):
     if state["register_after"] <= 0:
         return True
     began = state.get("began")
+    if state["register_when"] and not os.path.exists(state["register_when"]):
+        return False
     return began is not None and time.monotonic() - began >= state["register_after"]
 
 def serve(conn, log, state):
@@ -122,8 +126,9 @@ def main():
     a.add_argument("--log", required=True)
     a.add_argument("--hold-submits", type=int, default=0)
     a.add_argument("--register-after", type=float, default=0)
+    a.add_argument("--register-when", default="")
     o = a.parse_args()
-    state = {"prompt": False, "ref": 0, "hold": o.hold_submits, "register_after": o.register_after,
+    state = {"prompt": False, "ref": 0, "hold": o.hold_submits, "register_after": o.register_after, "register_when": o.register_when,
              "began": None, "told": o.register_after == 0}
     with open(o.log, "a") as log:
         while True:
