@@ -7,22 +7,29 @@
 #                                                #   deploy/arm64/build-deb.sh)
 #   deploy/image/build-image.sh --out FILE --setup FILE --config FILE --overlay DIR ...
 #
-# The card (MBR, three partitions):
-#   1. UNWIND-BOOT, FAT32, 256 MiB: the Pi's firmware (Debian's raspi-firmware), the kernel and
-#      its initramfs (linux-image-arm64), the device trees of the Pi 3, 4 and Zero 2 W with I2C1
-#      at 400 kHz, cmdline.txt, config.txt; and what a person edits on a laptop: the setup file
-#      (unwind-setup.txt), the configuration (unwind.conf, read at the first boot) and README.txt.
-#      Mounted read-only; written only while a setup file is imported.
-#   2. unwind-root, ext4, read-only: Debian 13 (trixie) with systemd, the unwind package and its
-#      units. Logs and the rest of what a running system writes are in memory (tmpfs).
-#   3. unwind-data, ext4 with its journal: /data/state (the state directory, bound on
+# The card (MBR, disk id 0x756e7769, four partitions):
+#   at 1 MiB, 16 KiB: which system slot boots and its tries left (BOOT_ORDER, BOOT_A_LEFT,
+#      BOOT_B_LEFT in U-Boot's environment format), read and written by boot.scr and by Linux
+#      through /etc/fw_env.config.
+#   1. UNWIND-BOOT, FAT32, 256 MiB: the Pi's firmware (Debian's raspi-firmware), U-Boot (Debian's
+#      u-boot-rpi) and boot.scr (deploy/image/boot/boot.cmd), the device trees of the Pi 3, 4 and
+#      Zero 2 W with I2C1 at 400 kHz, config.txt, unwind-boot.txt (the kernel's command line);
+#      and what a person edits on a laptop: the setup file (unwind-setup.txt), the configuration
+#      (unwind.conf, read at the first boot) and README.txt. Mounted read-only; written only
+#      while a setup file is imported.
+#   2. system A, ext4, read-only: Debian 13 (trixie) with systemd, the unwind package and its
+#      units, its kernel and initramfs in /boot. Logs and the rest of what a running system
+#      writes are in memory (tmpfs).
+#   3. system B, the same size, empty until the first update is installed into it.
+#   4. unwind-data, ext4 with its journal: /data/state (the state directory, bound on
 #      /var/lib/unwind), /data/etc-unwind (/etc/unwind), /data/system (SSH host key and
-#      authorized_keys, the Wi-Fi network).
+#      authorized_keys, the Wi-Fi network). Grown to the end of the card at the first boot.
 #
 # --base-only makes (or finds) the cached base root and prints its path.
 # --overlay DIR lays DIR's files over the root (the boot test's rig); --setup and --config put
 # that setup file and configuration on the boot partition instead of the blank template and the
-# package's default. The root file system without Unwind (mmdebstrap, every package's scripts
+# package's default; --kernel-args TEXT is the card's kernel command line instead of the
+# board's (the emulated machine's console); boot.scr adds the slot's root to it. The root file system without Unwind (mmdebstrap, every package's scripts
 # run under qemu-user) is cached in ${UNWIND_IMAGE_CACHE:-~/.cache/unwind-image}; cold about
 # 7-8 minutes on an idle two-core machine (the initramfs made once), warm about 2 (the unwind
 # package installed, the partitions made). deploy/arm64/package-test.sh installs the package in a
@@ -50,6 +57,10 @@ setup=$here/boot/unwind-setup.txt
 config=$repo/deploy/unwind.conf
 overlays=()
 base_only=0
+# No serial console: the header UART may be the modem's (unwind-setup --modem-on-uart). Quiet:
+# nobody reads the kernel's messages on a bedside device, and drawing them on the screen's
+# console holds up the boot. fsck.repair: the initramfs checks the slot before it is mounted.
+kernel_args="console=tty0 rootfstype=ext4 fsck.repair=yes net.ifnames=0 cma=64M quiet"
 while [ $# -gt 0 ]; do
     case "$1" in
         --deb) deb=${2:?--deb needs a file}; shift 2 ;;
@@ -57,6 +68,7 @@ while [ $# -gt 0 ]; do
         --setup) setup=${2:?--setup needs a file}; shift 2 ;;
         --config) config=${2:?--config needs a file}; shift 2 ;;
         --overlay) overlays+=("${2:?--overlay needs a directory}"); shift 2 ;;
+        --kernel-args) kernel_args=${2:?--kernel-args needs the text}; shift 2 ;;
         --base-only) base_only=1; shift ;;
         -h | --help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown option $1 (see --help)" ;;
@@ -66,7 +78,7 @@ done
 [ -f "$setup" ] || die "no setup file $setup"
 [ -f "$config" ] || die "no configuration $config"
 
-host_packages=(mmdebstrap arch-test qemu-user-static binfmt-support dosfstools mtools fdisk e2fsprogs device-tree-compiler xz-utils)
+host_packages=(mmdebstrap arch-test qemu-user-static binfmt-support dosfstools mtools fdisk e2fsprogs device-tree-compiler xz-utils u-boot-tools)
 # shellcheck source-path=SCRIPTDIR source=../lib/apt.sh
 . "$here/../lib/apt.sh"
 install_missing "${host_packages[@]}" || die "could not install ${host_packages[*]}"
@@ -160,8 +172,11 @@ unshare --mount --propagation private bash -ec '
     chroot "$r" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 QEMU_CPU="$QEMU_CPU" DEBIAN_FRONTEND=noninteractive sh -ec "
         # With its dependencies from the archive, as on a board (apt install ./unwind.deb).
         apt-get -o Acquire::Check-Valid-Until=false update -qq
-        apt-get install -y -qq --no-install-recommends /tmp/unwind.deb >/dev/null
+        apt-get install -y -qq --no-install-recommends /tmp/unwind.deb libubootenv-tool fdisk >/dev/null
         rm /tmp/unwind.deb
+        # U-Boot for the Pis (on the boot partition) and for the emulated machine (beside the
+        # image), from the same archive; not installed in the system.
+        mkdir /tmp/u-boot && cd /tmp/u-boot && apt-get download -qq u-boot-rpi u-boot-qemu
         # The maintainer who logs in over SSH (when the setup file gives a key): in group unwind,
         # so the unwind commands reach the device; no password.
         useradd --create-home --groups unwind --shell /bin/bash maintainer
@@ -177,14 +192,24 @@ for src in "$here/root" "${overlays[@]}"; do
     cp -a --no-preserve=ownership "$src/." "$root/"
 done
 chroot "$root" systemctl enable unwind-data.service unwind-firstboot.service unwind-wifi.service systemd-networkd.service >/dev/null 2>&1
-chroot "$root" systemctl enable unwind.service ssh.service >/dev/null 2>&1
+chroot "$root" systemctl enable unwind.service ssh.service unwind-slot-good.service unwind-data-grow.service >/dev/null 2>&1
 # Among them, ifupdown's networking.service: systemd-networkd brings up the Wi-Fi the setup file
 # gives; and e2scrub, which needs LVM.
 chroot "$root" systemctl mask networking.service e2scrub_reap.service systemd-timesyncd.service apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer >/dev/null 2>&1 || true
 install -d -m 0755 "$root/data"
-# A kernel update (the fleet's, with the root remounted read-write) regenerates cmdline.txt
-# from this.
-printf 'ROOTPART=LABEL=unwind-root\nCONSOLES="tty0"\n' >"$root/etc/default/raspi-firmware"
+# The slot's kernel and initramfs under fixed names, for boot.scr: Debian's own links in /boot
+# (link_in_boot: a kernel package's install moves them to its version).
+version=$(find "$root/boot" -maxdepth 1 -name "vmlinuz-*" -printf "%f\n" | sort -V | tail -n 1)
+version=${version#vmlinuz-}
+if [ -z "$version" ] || [ ! -f "$root/boot/initrd.img-$version" ]; then die "the root has no kernel and initramfs in /boot"; fi
+printf 'do_symlinks = yes\nlink_in_boot = yes\n' >"$root/etc/kernel-img.conf"
+ln -sfn "vmlinuz-$version" "$root/boot/vmlinuz"
+ln -sfn "initrd.img-$version" "$root/boot/initrd.img"
+u_boot=$work/u-boot
+for d in "$root"/tmp/u-boot/*.deb; do dpkg-deb -x "$d" "$u_boot"; done
+for b in rpi_arm64 qemu_arm64; do
+    [ -f "$u_boot/usr/lib/u-boot/$b/u-boot.bin" ] || die "no U-Boot $b (u-boot-rpi, u-boot-qemu)"
+done
 # Nothing left that only building needed.
 : >"$root/etc/resolv.conf"
 rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/* "$root"/var/log/* "$root"/tmp/*
@@ -194,7 +219,13 @@ boot=$work/boot
 mkdir -p "$boot"
 cp -a "$root/boot/firmware/." "$boot/"
 rm -rf "${root:?}"/boot/firmware/*
-[ -n "$(ls "$boot"/vmlinuz-* 2>/dev/null)" ] || die "raspi-firmware put no kernel in /boot/firmware"
+# The kernel and initramfs are each slot's own (boot.scr loads them from it); the firmware
+# starts U-Boot instead of the kernel.
+rm -f "$boot"/vmlinuz-* "$boot"/initrd.img-* "$boot/cmdline.txt"
+grep -q '^kernel=' "$boot/config.txt" || die "raspi-firmware's config.txt names no kernel"
+sed -i -e 's/^kernel=.*/kernel=u-boot.bin/' -e '/^initramfs /d' "$boot/config.txt"
+cp "$u_boot/usr/lib/u-boot/rpi_arm64/u-boot.bin" "$boot/u-boot.bin"
+mkimage -A arm64 -O linux -T script -C none -n "unwind slots" -d "$here/boot/boot.cmd" "$boot/boot.scr" >/dev/null
 # I2C1 (header pins 3 and 5) at 400 kHz: the 30 fps square needs it (hardware/README.md). The
 # upstream device trees Debian ships have no dtparam for it, so the property is set in each.
 for dtb in bcm2837-rpi-3-b.dtb bcm2837-rpi-3-b-plus.dtb bcm2837-rpi-3-a-plus.dtb bcm2711-rpi-4-b.dtb bcm2837-rpi-zero-2-w.dtb; do
@@ -206,11 +237,7 @@ for dtb in bcm2837-rpi-3-b.dtb bcm2837-rpi-3-b-plus.dtb bcm2837-rpi-3-a-plus.dtb
     fdtput -t i "$boot/$dtb" "$node" clock-frequency 400000
     fdtput -t s "$boot/$dtb" "$node" status okay
 done
-# The root read-only from the start (fsck checks it before it is used), by its label, so the
-# card's layout, not the slot's name, decides; no serial console: the header UART may be the
-# modem's (unwind-setup --modem-on-uart). Quiet: nobody reads the kernel's messages on a
-# bedside device, and drawing them on the screen's console holds up the boot.
-echo "console=tty0 root=LABEL=unwind-root ro rootfstype=ext4 fsck.repair=yes net.ifnames=0 cma=64M rootwait quiet" >"$boot/cmdline.txt"
+echo "bootargs_card=$kernel_args" >"$boot/unwind-boot.txt"
 cp "$setup" "$boot/unwind-setup.txt"
 cp "$config" "$boot/unwind.conf"
 cp "$here/boot/README.txt" "$boot/README.txt"
@@ -224,31 +251,40 @@ install -d -o "$uid" -g "$gid" -m 0750 "$data/state"
 install -d -o 0 -g "$gid" -m 0750 "$data/etc-unwind"
 
 # --- the partitions and the card ---------------------------------------------------------------
+# Each slot has room for a system a third larger than this one: an update must fit the slot the
+# card was flashed with.
 boot_mib=256
+slot_mib=1024
 data_mib=128
-root_mib=$(( $(du -s -B1M "$root" | cut -f1) * 12 / 10 + 64 ))
+root_mib=$(du -s -B1M "$root" | cut -f1)
+[ $((root_mib * 4 / 3)) -le "$slot_mib" ] || die "the system (${root_mib} MiB) leaves too little room in a ${slot_mib} MiB slot"
 mkfs.vfat -F 32 -n UNWIND-BOOT -C "$work/boot.vfat" $((boot_mib * 1024)) >/dev/null
 mcopy -s -Q -i "$work/boot.vfat" "$boot"/* ::/
-mkfs.ext4 -q -L unwind-root -d "$root" -E root_owner=0:0 "$work/root.ext4" "${root_mib}M"
+mkfs.ext4 -q -L unwind-root -d "$root" -E root_owner=0:0 "$work/root.ext4" "${slot_mib}M"
 mkfs.ext4 -q -L unwind-data -d "$data" -E root_owner=0:0 "$work/data.ext4" "${data_mib}M"
+# Slot A boots first, three tries; B is empty.
+printf 'BOOT_ORDER=A B\nBOOT_A_LEFT=3\nBOOT_B_LEFT=3\n' >"$work/slots.txt"
+mkenvimage -s 0x4000 -o "$work/slots.env" "$work/slots.txt"
 start1=4
 start2=$((start1 + boot_mib))
-start3=$((start2 + root_mib))
-total=$((start3 + data_mib))
+start3=$((start2 + slot_mib))
+start4=$((start3 + slot_mib))
+total=$((start4 + data_mib))
 rm -f "$out"
 truncate -s "${total}M" "$out"
 sfdisk --quiet "$out" <<EOF
 label: dos
+label-id: 0x756e7769
 start=${start1}MiB, size=${boot_mib}MiB, type=c, bootable
-start=${start2}MiB, size=${root_mib}MiB, type=83
-start=${start3}MiB, size=${data_mib}MiB, type=83
+start=${start2}MiB, size=${slot_mib}MiB, type=83
+start=${start3}MiB, size=${slot_mib}MiB, type=83
+start=${start4}MiB, size=${data_mib}MiB, type=83
 EOF
+dd if="$work/slots.env" of="$out" bs=1M seek=1 conv=notrunc status=none
 dd if="$work/boot.vfat" of="$out" bs=1M seek=$start1 conv=notrunc,sparse status=none
 dd if="$work/root.ext4" of="$out" bs=1M seek=$start2 conv=notrunc,sparse status=none
-dd if="$work/data.ext4" of="$out" bs=1M seek=$start3 conv=notrunc,sparse status=none
-# The kernel and initramfs beside the image, for an emulated boot (Tests/Image).
-kernel=$(find "$boot" -maxdepth 1 -name "vmlinuz-*" -printf "%f\n" | sort -V | tail -n 1)
-cp "$boot/$kernel" "${out%.img}.vmlinuz"
-cp "$boot/initrd.img-${kernel#vmlinuz-}" "${out%.img}.initrd"
-log "$out: ${total} MiB (boot ${boot_mib}, root ${root_mib}, data ${data_mib}), $(du -h "$out" | cut -f1) on disk; kernel ${kernel#vmlinuz-}; made in $((SECONDS - t0)) s"
+dd if="$work/data.ext4" of="$out" bs=1M seek=$start4 conv=notrunc,sparse status=none
+# The emulated machine's U-Boot beside the image (Tests/Image boots the card with it).
+cp "$u_boot/usr/lib/u-boot/qemu_arm64/u-boot.bin" "${out%.img}.qemu-u-boot.bin"
+log "$out: ${total} MiB (boot ${boot_mib}, slots A and B ${slot_mib} each, system ${root_mib}, data ${data_mib}), $(du -h "$out" | cut -f1) on disk; kernel $version; made in $((SECONDS - t0)) s"
 echo "$out"
