@@ -8,13 +8,18 @@
 # (a gpio-sim chip for the buttons and motor, an i2c-stub chip for the OLED, the probe that
 # presses PANIC), this folder's unwind-test.conf as the card's unwind.conf and
 # unwind-setup-test.txt as its setup file (CRLF, three contacts, the third's number mistyped).
-# The machine is qemu-system-aarch64 -M virt (TCG): the card is a virtio disk, the modem a
-# virtio console (hvc0) answered by modem.py on the host, the console the PL011 (ttyAMA0).
+# The machine is qemu-system-aarch64 -M virt (TCG) started with Debian's U-Boot for it
+# (u-boot-qemu, beside the image), which runs the card's boot.scr as a Pi's U-Boot does: the card
+# is a virtio disk, the modem a virtio console (hvc0) answered by modem.py on the host, the
+# console the PL011 (ttyAMA0).
 # What cannot be emulated: the VideoCore firmware that boots a real Pi (start4.elf reads
-# config.txt and loads the kernel; here qemu loads the same kernel and initramfs directly),
-# the Pi's own GPIO and I2C controllers, its SD card controller.
+# config.txt and starts U-Boot's Pi build), the Pi's own GPIO and I2C controllers, its SD card
+# controller.
 #
-# First boot, checked: the unit active and the device PANIC-ready; the setup file imported
+# The card as built, checked: four partitions (boot, slots A and B, data) and the slots' state (A
+# first, three tries each). First boot (the card 256 MiB bigger than the image), checked: slot A
+# started by boot.scr and kept (its tries given back), the data partition grown to the card's
+# end; the unit active and the device PANIC-ready; the setup file imported
 # (contacts 1 and 2; line 10 named on the screen's result; the numbers taken off the card); the
 # first frame counted; a PANIC held on gpio-sim as soon as the daemon runs, while the modem still
 # registers (its first 20 s), is journaled at once and sends exactly one AT+CMGS to each of the
@@ -52,7 +57,7 @@ while [ $# -gt 0 ]; do
         --deb) deb=$2; shift 2 ;;
         --image) image=$2; shift 2 ;;
         --cuts) cuts=$2; shift 2 ;;
-        -h | --help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,43p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die --status 2 "unknown option $1" ;;
     esac
 done
@@ -81,7 +86,8 @@ if [ -z "$image" ]; then
     mkdir -p "$work/modules/usr/lib/unwind-test"
     cp "$cache/rig-modules/gpio-sim.ko" "$cache/rig-modules/i2c-stub.ko" "$work/modules/usr/lib/unwind-test/"
     image=$work/unwind-test.img
-    args=(--out "$image" --overlay "$here/rig-root" --overlay "$work/modules" --config "$here/unwind-test.conf" --setup "$here/unwind-setup-test.txt")
+    args=(--out "$image" --overlay "$here/rig-root" --overlay "$work/modules" --config "$here/unwind-test.conf" --setup "$here/unwind-setup-test.txt"
+        --kernel-args "console=ttyAMA0 panic=-1 systemd.show_status=0 quiet")
     [ -n "$deb" ] && args+=(--deb "$deb")
     if "$repo/deploy/image/build-image.sh" "${args[@]}" >"$work/build.log" 2>&1; then
         pass "build-image.sh with the rig's overlay ($((SECONDS - t0)) s; $(tail -n 2 "$work/build.log" | head -n 1 | sed 's/^build-image: //'))"
@@ -91,18 +97,19 @@ if [ -z "$image" ]; then
         finish
     fi
 fi
-kernel=${image%.img}.vmlinuz
-initrd=${image%.img}.initrd
+u_boot=${image%.img}.qemu-u-boot.bin
 
 # The partitions' offsets, for the checks from the host (mtools, e2fsck on a copy).
 part_start() { sfdisk -J "$image" | python3 -c "import json,sys; p=json.load(sys.stdin)['partitiontable']['partitions'][$1]; print(p['start'], p['size'])"; }
 read -r boot_start _ < <(part_start 0)
 read -r root_start root_size < <(part_start 1)
-read -r data_start data_size < <(part_start 2)
+read -r data_start data_size < <(part_start 3)
 
 # One boot: qemu in the background, the modem on its virtio console, the console in a file.
-# boot NAME [modem.py options...]; card= another image, extra= more of the kernel's command
-# line (the rig's unwind_test.* switches), modem=0 no modem attached.
+# boot NAME [modem.py options...]; card= another image, extra= the rig's unwind_test.* switches
+# (through the machine's firmware configuration: the kernel's command line is the card's own),
+# modem=0 no modem attached. The machine starts Debian's U-Boot for it (u-boot-qemu, beside the
+# image), which runs the card's boot.scr: the same slot choice as on a Pi.
 card=
 extra=
 modem=1
@@ -115,8 +122,7 @@ boot() {
     [ "$modem" = 1 ] && serial=(-device virtio-serial-pci -chardev "socket,id=modem,path=$work/modem.sock,server=on,wait=off"
         -device "virtconsole,chardev=modem")
     qemu-system-aarch64 -M virt -cpu cortex-a72 -smp 2 -m 1024 -display none -no-reboot \
-        -kernel "$kernel" -initrd "$initrd" \
-        -append "root=LABEL=unwind-root ro rootwait console=ttyAMA0 panic=-1 systemd.show_status=0 quiet${extra:+ $extra}" \
+        -bios "$u_boot" -fw_cfg "name=opt/unwind-test,string=${extra:-none}" \
         -drive "file=${card:-$image},format=raw,if=none,id=card" -device virtio-blk-pci,drive=card \
         "${serial[@]}" \
         -serial "file:$work/$name.console" -nic none -monitor none >"$work/$name.qemu" 2>&1 &
@@ -170,12 +176,26 @@ for dtb in bcm2711-rpi-4-b.dtb bcm2837-rpi-3-b.dtb bcm2837-rpi-zero-2-w.dtb; do
     hz=$(fdtget "$work/$dtb" /soc/i2c@7e804000 clock-frequency 2>/dev/null)
     check "$dtb: I2C1 at 400 kHz on the card ($hz)" [ "$hz" = 400000 ]
 done
+# The slots' state at 1 MiB (U-Boot's environment format: a CRC-32, then name=value\0...).
+slots() {
+    dd if="$image" bs=1024 skip=1024 count=16 status=none | python3 -c '
+import sys, zlib, struct
+b = sys.stdin.buffer.read()
+crc, = struct.unpack("<I", b[:4])
+if zlib.crc32(b[4:]) != crc: print("bad-crc"); sys.exit()
+v = dict(e.split("=", 1) for e in b[4:].split(b"\0\0")[0].decode().split("\0") if "=" in e)
+print(v.get("BOOT_ORDER", "-").replace(" ", ""), v.get("BOOT_A_LEFT", "-"), v.get("BOOT_B_LEFT", "-"))'
+}
+check "the card: boot, slots A and B, data; the slots' state: A first, 3 tries each ($(slots))" \
+    bash -c '[ "$(sfdisk -J "$1" | python3 -c "import json,sys; print(len(json.load(sys.stdin)[\"partitiontable\"][\"partitions\"]))")" = 4 ] && [ "$2" = "AB 3 3" ]' _ "$image" "$(slots)"
 boot_sum() { dd if="$image" bs=512 skip="$boot_start" count=$((root_start - boot_start)) status=none | sha256sum; }
 
 # --- the first boot --------------------------------------------------------------------------
 # Its modem registers only 20 s after its bring-up began, as after a power cut; the probe presses
 # PANIC as soon as the daemon runs.
 register_after=20
+# A card bigger than the image, as every real one is: the data partition grows into the rest.
+truncate -s +256M "$image"
 : >"$work/modem.log"
 # However slow the machine, the modem registers only once the probe has read the device's
 # status after its press (UNWIND-EARLY; 300 s at most), so the press is always before it.
@@ -229,6 +249,12 @@ power_off
 setup_on_card=$(mtype -i "$image@@$((boot_start * 512))" ::unwind-setup.txt 2>/dev/null)
 check "the contacts' numbers are off the card" bash -c '! grep -qE "7700 900123|555-0100" <<<"$1"' _ "$setup_on_card"
 check "the card holds the result beside the setup file" mtype -i "$image@@$((boot_start * 512))" ::unwind-setup-result.txt
+data_before=$data_size
+read -r data_start data_size < <(part_start 3)
+check "the data partition grew to the card's end ($((data_before / 2048)) -> $((data_size / 2048)) MiB)" \
+    bash -c '[ "$1" -gt "$2" ] && [ $(( $(stat -c %s "$3") / 512 - $4 - $1 )) -lt 2048 ]' _ "$data_size" "$data_before" "$image" "$data_start"
+check "U-Boot's boot.scr started slot A ($(probe_field first slot)), the device kept it (slots: $(slots))" \
+    bash -c '[ "$1" = A ] && [ "$2" = "AB 3 3" ] && grep -aq "^unwind: slot A" "$3"' _ "$(probe_field first slot)" "$(slots)" "$work/first.console"
 check "the root file system checks clean after the power cut" fs_clean "$root_start" "$root_size"
 check "the data file system checks clean after the power cut (journal replayed)" fs_clean "$data_start" "$data_size"
 echo "first boot: $((SECONDS - t0)) s in all"
