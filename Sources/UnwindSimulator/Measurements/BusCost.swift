@@ -215,9 +215,8 @@ public enum BusCost {
         /// A stretch that follows another: the display shows `frame` (the stretch before's last)
         /// before the first frame that counts; what that took is not counted.
         mutating func start(showing frame: Framebuffer) {
-            tally.first = nil
             if !catchesUp(with: frame) { tally.mismatches += 1 }
-            tally.first = tally.first ?? driver.lastFrame
+            tally.first = driver.lastFrame
         }
 
         mutating func add(_ frame: Framebuffer) {
