@@ -38,6 +38,12 @@ struct Bench: ParsableCommand {
     @Option(help: "Seconds of each run of --loaded-only.")
     var loadedSeconds: Int = 60
 
+    func validate() throws {
+        guard (1...3_600).contains(loadedSeconds) else {
+            throw ValidationError("--loaded-seconds must be 1 to 3600 (got \(loadedSeconds))")
+        }
+    }
+
     func run() throws {
         try ensureInterposer()
         if framesOnly { return try measureFrameDeadlines() }

@@ -52,7 +52,7 @@ public struct LoopUnderLoad: CustomStringConvertible {
         rig.buttons.tap(.select, holdFor: .milliseconds(60))
         try load?.start()
         let t0 = LinuxClock().now().instant
-        usleep(UInt32(seconds) * 1_000_000)
+        for _ in 0..<max(0, seconds) { sleep(1) }
         let (s, starved) = rig.finishMeasured()
         load?.stop()
         let what = (load.map { "beside \($0)" } ?? "on its own") + (ahead ? ", the loop at real-time priority" : ", the loop at ordinary priority")
@@ -87,13 +87,21 @@ public final class MachineLoad: CustomStringConvertible {
         // dd through a 64 MiB block: the page's worth of memory written again and again.
         scripts += [String](repeating: "while :; do dd if=/dev/zero of=/dev/null bs=64M count=8 2>/dev/null; done", count: memory)
         let file = directory + "/unwind-load-\(getpid())"
-        scripts.append("while :; do dd if=/dev/zero of='\(file)' bs=1M count=8 conv=fsync 2>/dev/null; done")
+        // The file is the script's argument, never part of its text (the directory comes from TMPDIR).
+        scripts.append("while :; do dd if=/dev/zero of=\"$1\" bs=1M count=8 conv=fsync 2>/dev/null; done")
         for script in scripts {
-            let words: [String] = ["/bin/sh", "-c", script]
+            let words: [String] = ["/bin/sh", "-c", script, "sh", file]
             let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
             defer { for a in argv { free(a) } }
             var pid: pid_t = 0
-            let r = posix_spawn(&pid, "/bin/sh", nil, nil, argv, environ)
+            // Each shell leads a process group of its own, so that stopping it stops its dd too
+            // (a dd left running could write the file again after it was removed).
+            var attributes = posix_spawnattr_t()
+            posix_spawnattr_init(&attributes)
+            defer { posix_spawnattr_destroy(&attributes) }
+            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+            posix_spawnattr_setpgroup(&attributes, 0)
+            let r = posix_spawn(&pid, "/bin/sh", nil, &attributes, argv, environ)
             guard r == 0 else {
                 stop()
                 throw DeviceError(device: "machine load", operation: "posix_spawn /bin/sh", errno: r)
@@ -104,8 +112,8 @@ public final class MachineLoad: CustomStringConvertible {
 
     func stop() {
         for pid in children {
-            // The shell; a dd it started ends by itself within a second.
-            kill(pid, SIGKILL)
+            // The shell and whatever it started (its process group).
+            kill(-pid, SIGKILL)
             var status: Int32 = 0
             while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
         }
