@@ -32,6 +32,10 @@ struct StatusCommand: ParsableCommand {
     @Flag(help: "Print the device's report as JSON (only while it runs).")
     var json = false
 
+    @Option(help: ArgumentHelp("The system update's record an imaged card keeps (none on a plain install).",
+                               valueName: "file"))
+    var updateRecord = SystemUpdateRecord.defaultPath
+
     func run() throws {
         let m = try options.maintainer()
         guard try m.runningDeviceSocket() != nil else {
@@ -41,13 +45,14 @@ struct StatusCommand: ParsableCommand {
         }
         let r = try m.ask(.status)
         guard let s = r.status else { throw ControlFailure.failed("the device sent no status") }
+        let update = SystemUpdateRecord.read(updateRecord)
         if json {
             let e = JSONEncoder()
             e.outputFormatting = [.prettyPrinted, .sortedKeys]
             // JSONEncoder escapes C0 inside strings and writes raw line feeds only between
             // members: escaping line by line turns what is left (DEL, C1, bidi controls) into
             // JSON's own \u escapes, so the output still decodes to the device's text.
-            let json = String(decoding: try e.encode(s), as: UTF8.self)
+            let json = String(decoding: try e.encode(ReportWithUpdate(report: s, update: update)), as: UTF8.self)
             for line in json.split(separator: "\n", omittingEmptySubsequences: false) { say(String(line)) }
             return
         }
@@ -57,6 +62,7 @@ struct StatusCommand: ParsableCommand {
             : "up \(up >= 3600 ? "\(up / 3600) h \(up / 60 % 60) min" : "\(up / 60) min \(up % 60) s")"
         say("Device:    running (pid \(s.pid), \(upText)), state in \(s.stateDirectory)")
         sayIfInMemory(s.stateDirectory)
+        if let update { say("Update:    \(update)") }
         say("Screen:    \(s.page) page\(s.overlay == "none" ? "" : ", showing \(s.overlay)"); display \(s.display)"
             + (s.displayHealth.map { ", panel \($0)" } ?? ""))
         say("Session:   \(s.session)")
@@ -160,6 +166,7 @@ struct StatusCommand: ParsableCommand {
         let f = try StateFiles(m)
         say("Device:    NOT RUNNING; the state files in \(m.stateDirectory) say:")
         sayIfInMemory(m.stateDirectory)
+        if let update = SystemUpdateRecord.read(updateRecord) { say("Update:    \(update)") }
         do {
             let t = try f.totals()
             say("Breathing: \(t.count) session\(t.count == 1 ? "" : "s"), total \(clockText(t.totalSeconds)) (shortest \(clockText(t.shortestSeconds)), longest \(clockText(t.longestSeconds)))")
@@ -202,6 +209,22 @@ struct StatusCommand: ParsableCommand {
         if notRetried > 0 { parts.append("\(notRetried) failed, not retried (the device says why in unwind status once it runs)") }
         if unreadable > 0 { parts.append("\(unreadable) unreadable (set aside when the device starts)") }
         return parts.isEmpty ? "empty" : parts.joined(separator: "; ")
+    }
+}
+
+/// The device's report with the card's update record beside its keys ("update", only when there
+/// is a record): the maintainer's scripts read one object.
+private struct ReportWithUpdate: Encodable {
+    let report: StatusReport
+    let update: String?
+
+    private enum Key: String, CodingKey { case update }
+
+    func encode(to encoder: any Encoder) throws {
+        try report.encode(to: encoder)
+        guard let update else { return }
+        var c = encoder.container(keyedBy: Key.self)
+        try c.encode(update, forKey: .update)
     }
 }
 
