@@ -78,6 +78,10 @@ cleanup() {
 trap cleanup EXIT
 
 t0=$SECONDS
+# The systems the update checks install: the card's own system under a new version, then one
+# whose daemon never starts.
+update_version=2.0-test
+broken_version=3.0-broken-test
 if [ -z "$image" ]; then
     # The rig's kernel modules, built once for the base's kernel (rig-modules.sh).
     cache=${UNWIND_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/unwind-image}
@@ -86,8 +90,18 @@ if [ -z "$image" ]; then
     mkdir -p "$work/modules/usr/lib/unwind-test"
     cp "$cache/rig-modules/gpio-sim.ko" "$cache/rig-modules/i2c-stub.ko" "$work/modules/usr/lib/unwind-test/"
     image=$work/unwind-test.img
+    # The test's own signing keys: the image trusts "Unwind test"; "Not Unwind" signs a bundle
+    # that must be refused.
+    if ! "$repo/deploy/image/signing-key.sh" "$work/keys" "Unwind test" 2>/dev/null ||
+        ! "$repo/deploy/image/signing-key.sh" "$work/other-keys" "Not Unwind" 2>/dev/null; then
+        fail "the test's signing keys"
+        finish
+    fi
+    mkdir -p "$work/bundles"
     args=(--out "$image" --overlay "$here/rig-root" --overlay "$work/modules" --config "$here/unwind-test.conf" --setup "$here/unwind-setup-test.txt"
-        --kernel-args "console=ttyAMA0 panic=-1 systemd.show_status=0 quiet")
+        --kernel-args "console=ttyAMA0 panic=-1 systemd.show_status=0 quiet"
+        --keyring "$work/keys/ca.cert.pem" --bundle "$work/bundles/update.raucb" --bundle-version "$update_version"
+        --signing-cert "$work/keys/signer.cert.pem" --signing-key "$work/keys/signer.key.pem")
     [ -n "$deb" ] && args+=(--deb "$deb")
     if "$repo/deploy/image/build-image.sh" "${args[@]}" >"$work/build.log" 2>&1; then
         pass "build-image.sh with the rig's overlay ($((SECONDS - t0)) s; $(tail -n 2 "$work/build.log" | head -n 1 | sed 's/^build-image: //'))"
@@ -98,6 +112,7 @@ if [ -z "$image" ]; then
     fi
 fi
 u_boot=${image%.img}.qemu-u-boot.bin
+[ -f "$work/bundles/update.raucb" ] || { skip "the A/B update checks" "an --image was given: they need the bundle built with it"; updates=0; }
 
 # The partitions' offsets, for the checks from the host (mtools, e2fsck on a copy).
 part_start() { sfdisk -J "$image" | python3 -c "import json,sys; p=json.load(sys.stdin)['partitiontable']['partitions'][$1]; print(p['start'], p['size'])"; }
@@ -113,18 +128,22 @@ read -r data_start data_size < <(part_start 3)
 card=
 extra=
 modem=1
+bundles=0
+updates=${updates:-1}
 boot() {
     local name=$1
     shift
     rm -f "$work/modem.sock"
     : >"$work/$name.console"
-    local serial=()
+    local serial=() disks=()
+    # shellcheck disable=SC2054 # qemu's own option syntax
+    [ "$bundles" = 1 ] && [ "$updates" = 1 ] && disks=(-drive "file=$work/bundles.img,format=raw,if=none,id=bundles,readonly=on" -device virtio-blk-pci,drive=bundles)
     [ "$modem" = 1 ] && serial=(-device virtio-serial-pci -chardev "socket,id=modem,path=$work/modem.sock,server=on,wait=off"
         -device "virtconsole,chardev=modem")
     qemu-system-aarch64 -M virt -cpu cortex-a72 -smp 2 -m 1024 -display none -no-reboot \
         -bios "$u_boot" -fw_cfg "name=opt/unwind-test,string=${extra:-none}" \
         -drive "file=${card:-$image},format=raw,if=none,id=card" -device virtio-blk-pci,drive=card \
-        "${serial[@]}" \
+        "${disks[@]}" "${serial[@]}" \
         -serial "file:$work/$name.console" -nic none -monitor none >"$work/$name.qemu" 2>&1 &
     qemu_pid=$!
     if [ "$modem" = 1 ]; then
@@ -188,6 +207,12 @@ print(v.get("BOOT_ORDER", "-").replace(" ", ""), v.get("BOOT_A_LEFT", "-"), v.ge
 }
 check "the card: boot, slots A and B, data; the slots' state: A first, 3 tries each ($(slots))" \
     bash -c '[ "$(sfdisk -J "$1" | python3 -c "import json,sys; print(len(json.load(sys.stdin)[\"partitiontable\"][\"partitions\"]))")" = 4 ] && [ "$2" = "AB 3 3" ]' _ "$image" "$(slots)"
+# shellcheck source-path=SCRIPTDIR source=update-checks.sh
+. "$here/update-checks.sh"
+cuts_in_install=0
+if [ "$updates" = 1 ]; then
+    prepare_bundles || { fail "the update bundles"; updates=0; }
+fi
 boot_sum() { dd if="$image" bs=512 skip="$boot_start" count=$((root_start - boot_start)) status=none | sha256sum; }
 
 # --- the first boot --------------------------------------------------------------------------
@@ -367,13 +392,20 @@ found_again() { # cut, the ids on their way before it, the outbox at the next bo
     fi
 }
 for ((i = 1; i <= cuts; i++)); do
+    # Each cut also comes while an update is being installed into slot B.
+    extra="unwind_test.install-during-cut=1"
+    bundles=1
     boot "cut$i" --hold-submits 1000000
+    extra=
+    bundles=0
     if ! wait_console "cut$i" "UNWIND-PROBE (workload|not-ready)" 900; then
         fail "boot after power cut $((i - 1)): the probe never reached its workload ($((SECONDS - boot_started)) s)"
         tail -n 40 "$work/cut$i.console"
         finish
     fi
     checks_of "cut$i"
+    [ "$updates" = 1 ] && [ "$i" -gt 1 ] &&
+        check "after a cut during an install, the old slot booted ($(probe_field "cut$i" slot))" [ "$(probe_field "cut$i" slot)" = A ]
     ready=$(probe "cut$i" panic-ready)
     [ -n "$ready" ] && readies+=("$ready")
     at_boot=$(probe_field "cut$i" outbox-at-boot)
@@ -386,6 +418,7 @@ for ((i = 1; i <= cuts; i++)); do
     # The last whole line the probe wrote before the power went.
     journaled=$(tr -d '\r' <"$work/cut$i.console" | grep -a "^UNWIND-PROBE outbox [^ ]* [0-9.]*$" | tail -n 1 | awk '{print $3}')
     journaled=${journaled:--}
+    [ "$updates" = 1 ] && install_during_cut "$i"
     if [ "$journaled" != - ]; then
         with_alerts=$((with_alerts + 1))
         alerts_across=$((alerts_across + $(tr ',' '\n' <<<"$journaled" | wc -l)))
@@ -399,8 +432,10 @@ if [ "$cuts" -gt 0 ]; then
     # The last boot, with a modem that answers: what the cuts left journaled goes out.
     from=$(wc -l <"$work/modem.log")
     extra="unwind_test.final=1"
+    [ "$updates" = 1 ] && extra="$extra unwind_test.install=other-key,other-board,cut-short,update" && bundles=1
     boot final
     extra=
+    bundles=0
     if wait_console final "UNWIND-PROBE (outbox-unsent-final|not-ready)" 1200; then
         checks_of final
         echo "a later boot (nothing new to import), as systemd saw it:"
@@ -415,6 +450,8 @@ if [ "$cuts" -gt 0 ]; then
                 bash -c 'tail -n +"$2" "$1" | grep -q "^CMGS $3 "' _ "$work/modem.log" "$((from + 1))" "$number"
         done
         [ -n "$held" ] || echo "(no alert was on its way at the last cut)"
+        check "the last boot, after a cut during an install: the old slot ($(probe_field final slot))" [ "$(probe_field final slot)" = A ]
+        [ "$updates" = 1 ] && { wait_console final "UNWIND-PROBE done" 1200 || fail "the last boot: the probe never finished its installs"; }
     else
         fail "the last boot: the probe never reached its checks"
         tail -n 40 "$work/final.console"
@@ -426,6 +463,9 @@ if [ "$cuts" -gt 0 ]; then
         "at $(head -n 1 <<<"$sorted")-$(tail -n 1 <<<"$sorted") s emulated (median $(sed -n "$(((${#readies[@]} + 1) / 2))p" <<<"$sorted"));" \
         "the data partition's journal replayed after $replayed cuts; alerts on their way at $with_alerts cuts ($alerts_across in all)," \
         "$alerts_found of them found in the outbox at the next boot"
+fi
+if [ "$updates" = 1 ] && [ "$cuts" -gt 0 ]; then
+    update_boots
 fi
 echo "boot test: $((SECONDS - t0)) s in all"
 finish

@@ -6,6 +6,8 @@
 #   deploy/image/build-image.sh --deb FILE       # with this arm64 package (default: built by
 #                                                #   deploy/arm64/build-deb.sh)
 #   deploy/image/build-image.sh --out FILE --setup FILE --config FILE --overlay DIR ...
+#   deploy/image/build-image.sh --keyring CA.pem --bundle FILE --signing-cert FILE --signing-key FILE
+#                                                # and the update bundle of the same system
 #
 # The card (MBR, disk id 0x756e7769, four partitions):
 #   at 1 MiB, 16 KiB: which system slot boots and its tries left (BOOT_ORDER, BOOT_A_LEFT,
@@ -18,13 +20,17 @@
 #      (unwind.conf, read at the first boot) and README.txt. Mounted read-only; written only
 #      while a setup file is imported.
 #   2. system A, ext4, read-only: Debian 13 (trixie) with systemd, the unwind package and its
-#      units, its kernel and initramfs in /boot. Logs and the rest of what a running system
-#      writes are in memory (tmpfs).
-#   3. system B, the same size, empty until the first update is installed into it.
+#      units, its kernel and initramfs in /boot, RAUC with the certificate authority it trusts
+#      (--keyring). Logs and the rest of what a running system writes are in memory (tmpfs).
+#   3. system B, the same size, empty until the first update is installed into it (rauc install
+#      of a bundle: --bundle makes one of this same system, signed with --signing-cert and
+#      --signing-key, through deploy/image/build-bundle.sh).
 #   4. unwind-data, ext4 with its journal: /data/state (the state directory, bound on
 #      /var/lib/unwind), /data/etc-unwind (/etc/unwind), /data/system (SSH host key and
 #      authorized_keys, the Wi-Fi network). Grown to the end of the card at the first boot.
 #
+# --keyring is needed for an image (deploy/image/signing-key.sh makes the clinic's keys once);
+# --bundle-version names the bundle's system (default: the unwind package's version).
 # --base-only makes (or finds) the cached base root and prints its path.
 # --overlay DIR lays DIR's files over the root (the boot test's rig); --setup and --config put
 # that setup file and configuration on the boot partition instead of the blank template and the
@@ -57,6 +63,11 @@ setup=$here/boot/unwind-setup.txt
 config=$repo/deploy/unwind.conf
 overlays=()
 base_only=0
+keyring=
+bundle=
+bundle_version=
+signing_cert=
+signing_key=
 # No serial console: the header UART may be the modem's (unwind-setup --modem-on-uart). Quiet:
 # nobody reads the kernel's messages on a bedside device, and drawing them on the screen's
 # console holds up the boot. fsck.repair: the initramfs checks the slot before it is mounted.
@@ -69,16 +80,28 @@ while [ $# -gt 0 ]; do
         --config) config=${2:?--config needs a file}; shift 2 ;;
         --overlay) overlays+=("${2:?--overlay needs a directory}"); shift 2 ;;
         --kernel-args) kernel_args=${2:?--kernel-args needs the text}; shift 2 ;;
+        --keyring) keyring=${2:?--keyring needs a file}; shift 2 ;;
+        --bundle) bundle=${2:?--bundle needs a file}; shift 2 ;;
+        --bundle-version) bundle_version=${2:?--bundle-version needs a version}; shift 2 ;;
+        --signing-cert) signing_cert=${2:?--signing-cert needs a file}; shift 2 ;;
+        --signing-key) signing_key=${2:?--signing-key needs a file}; shift 2 ;;
         --base-only) base_only=1; shift ;;
-        -h | --help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown option $1 (see --help)" ;;
     esac
 done
 [ "$(id -u)" -eq 0 ] || die "needs root (chroot, file ownership in the image)"
 [ -f "$setup" ] || die "no setup file $setup"
 [ -f "$config" ] || die "no configuration $config"
+if [ "$base_only" = 0 ]; then
+    [ -n "$keyring" ] || die "an image needs the certificate its updates are signed under: --keyring CA.pem (deploy/image/signing-key.sh makes one)"
+    openssl x509 -noout -in "$keyring" 2>/dev/null || die "--keyring $keyring is not a PEM certificate"
+    if [ -n "$bundle" ]; then
+        if [ ! -f "$signing_cert" ] || [ ! -f "$signing_key" ]; then die "--bundle needs --signing-cert and --signing-key"; fi
+    fi
+fi
 
-host_packages=(mmdebstrap arch-test qemu-user-static binfmt-support dosfstools mtools fdisk e2fsprogs device-tree-compiler xz-utils u-boot-tools)
+host_packages=(mmdebstrap arch-test qemu-user-static binfmt-support dosfstools mtools fdisk e2fsprogs device-tree-compiler xz-utils u-boot-tools openssl)
 # shellcheck source-path=SCRIPTDIR source=../lib/apt.sh
 . "$here/../lib/apt.sh"
 install_missing "${host_packages[@]}" || die "could not install ${host_packages[*]}"
@@ -172,7 +195,8 @@ unshare --mount --propagation private bash -ec '
     chroot "$r" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 QEMU_CPU="$QEMU_CPU" DEBIAN_FRONTEND=noninteractive sh -ec "
         # With its dependencies from the archive, as on a board (apt install ./unwind.deb).
         apt-get -o Acquire::Check-Valid-Until=false update -qq
-        apt-get install -y -qq --no-install-recommends /tmp/unwind.deb libubootenv-tool fdisk >/dev/null
+        # RAUC installs updates into the other slot; it writes the slots state with fw_setenv.
+        apt-get install -y -qq --no-install-recommends /tmp/unwind.deb rauc libubootenv-tool fdisk >/dev/null
         rm /tmp/unwind.deb
         # U-Boot for the Pis (on the boot partition) and for the emulated machine (beside the
         # image), from the same archive; not installed in the system.
@@ -193,18 +217,19 @@ for src in "$here/root" "${overlays[@]}"; do
 done
 chroot "$root" systemctl enable unwind-data.service unwind-firstboot.service unwind-wifi.service systemd-networkd.service >/dev/null 2>&1
 chroot "$root" systemctl enable unwind.service ssh.service unwind-slot-good.service unwind-data-grow.service >/dev/null 2>&1
+install -m 0644 "$keyring" "$root/etc/rauc/keyring.pem"
 # Among them, ifupdown's networking.service: systemd-networkd brings up the Wi-Fi the setup file
 # gives; and e2scrub, which needs LVM.
 chroot "$root" systemctl mask networking.service e2scrub_reap.service systemd-timesyncd.service apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer >/dev/null 2>&1 || true
 install -d -m 0755 "$root/data"
 # The slot's kernel and initramfs under fixed names, for boot.scr: Debian's own links in /boot
 # (link_in_boot: a kernel package's install moves them to its version).
-version=$(find "$root/boot" -maxdepth 1 -name "vmlinuz-*" -printf "%f\n" | sort -V | tail -n 1)
-version=${version#vmlinuz-}
-if [ -z "$version" ] || [ ! -f "$root/boot/initrd.img-$version" ]; then die "the root has no kernel and initramfs in /boot"; fi
+kernel=$(find "$root/boot" -maxdepth 1 -name "vmlinuz-*" -printf "%f\n" | sort -V | tail -n 1)
+kernel=${kernel#vmlinuz-}
+if [ -z "$kernel" ] || [ ! -f "$root/boot/initrd.img-$kernel" ]; then die "the root has no kernel and initramfs in /boot"; fi
 printf 'do_symlinks = yes\nlink_in_boot = yes\n' >"$root/etc/kernel-img.conf"
-ln -sfn "vmlinuz-$version" "$root/boot/vmlinuz"
-ln -sfn "initrd.img-$version" "$root/boot/initrd.img"
+ln -sfn "vmlinuz-$kernel" "$root/boot/vmlinuz"
+ln -sfn "initrd.img-$kernel" "$root/boot/initrd.img"
 u_boot=$work/u-boot
 for d in "$root"/tmp/u-boot/*.deb; do dpkg-deb -x "$d" "$u_boot"; done
 for b in rpi_arm64 qemu_arm64; do
@@ -261,7 +286,9 @@ root_mib=$(du -s -B1M "$root" | cut -f1)
 mkfs.vfat -F 32 -n UNWIND-BOOT -C "$work/boot.vfat" $((boot_mib * 1024)) >/dev/null
 mcopy -s -Q -i "$work/boot.vfat" "$boot"/* ::/
 mkfs.ext4 -q -L unwind-root -d "$root" -E root_owner=0:0 "$work/root.ext4" "${slot_mib}M"
-mkfs.ext4 -q -L unwind-data -d "$data" -E root_owner=0:0 "$work/data.ext4" "${data_mib}M"
+# Both slots carry the label: nothing mounts the system by it (boot.scr names the slot's
+# partition); an error in it makes it read-only, as fstab said before there were two.
+tune2fs -e remount-ro "$work/root.ext4" >/dev/nullmkfs.ext4 -q -L unwind-data -d "$data" -E root_owner=0:0 "$work/data.ext4" "${data_mib}M"
 # Slot A boots first, three tries; B is empty.
 printf 'BOOT_ORDER=A B\nBOOT_A_LEFT=3\nBOOT_B_LEFT=3\n' >"$work/slots.txt"
 mkenvimage -s 0x4000 -o "$work/slots.env" "$work/slots.txt"
@@ -286,5 +313,9 @@ dd if="$work/root.ext4" of="$out" bs=1M seek=$start2 conv=notrunc,sparse status=
 dd if="$work/data.ext4" of="$out" bs=1M seek=$start4 conv=notrunc,sparse status=none
 # The emulated machine's U-Boot beside the image (Tests/Image boots the card with it).
 cp "$u_boot/usr/lib/u-boot/qemu_arm64/u-boot.bin" "${out%.img}.qemu-u-boot.bin"
-log "$out: ${total} MiB (boot ${boot_mib}, slots A and B ${slot_mib} each, system ${root_mib}, data ${data_mib}), $(du -h "$out" | cut -f1) on disk; kernel $version; made in $((SECONDS - t0)) s"
+if [ -n "$bundle" ]; then
+    "$here/build-bundle.sh" --rootfs "$work/root.ext4" --version "${bundle_version:-$version}" \
+        --cert "$signing_cert" --key "$signing_key" --out "$bundle" || die "the update bundle could not be made"
+fi
+log "$out: ${total} MiB (boot ${boot_mib}, slots A and B ${slot_mib} each, system ${root_mib}, data ${data_mib}), $(du -h "$out" | cut -f1) on disk; kernel $kernel; made in $((SECONDS - t0)) s"
 echo "$out"

@@ -1,0 +1,172 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2154,SC2034,SC2016 # boot-test.sh's variables, read and set; bash -c scripts expand their own arguments
+# update-checks.sh -- the A/B update checks of the boot test (sourced by Tests/Image/boot-test.sh,
+# whose card, boot and checks they use).
+#
+# Bundles, made beside the card's build (deploy/image/build-bundle.sh), on a second disk of the
+# emulated machine: "update", the card's own system under a new version (build-image.sh
+# --bundle); "broken", the same system with a daemon that never starts; "other-key", signed
+# under another authority; "other-board", built for another board; "cut-short", a bundle missing
+# its end. The boot test then: installs "update" during each power cut (the next boot must be
+# the old slot, PANIC working); on its last boot, offers the three bad bundles (refused, the
+# slots as they were) and installs "update" (the state's hashes unchanged); boots the new slot on
+# trial (kept once PANIC-ready, the state as it was, PANIC reaching the modem, the maintainer
+# told in `unwind status`) and installs "broken" from it; boots "broken" on trial (never
+# PANIC-ready: the slot keeper restarts the machine) and comes back on the slot before it, which
+# says why, the state still as it was, PANIC still reaching the modem.
+
+# prepare_bundles: the four bad or other bundles and the disk that carries them.
+prepare_bundles() {
+    local t=$SECONDS small=$work/small.ext4 key=$work/keys/signer.key.pem cert=$work/keys/signer.cert.pem
+    # "broken": slot A's file system as built, with a daemon that exits at once (systemd restarts
+    # it, and it exits again: never PANIC-ready).
+    dd if="$image" of="$work/broken.ext4" bs=512 skip="$root_start" count="$root_size" conv=sparse status=none
+    printf '[Service]\nExecStart=\nExecStart=/bin/sh -c "echo unwind: this system is broken on purpose (the boot test); exit 1"\n' >"$work/never-ready.conf"
+    debugfs -w -R "write $work/never-ready.conf /etc/systemd/system/unwind.service.d/zz-never-ready.conf" "$work/broken.ext4" >/dev/null 2>&1
+    "$repo/deploy/image/build-bundle.sh" --rootfs "$work/broken.ext4" --version "$broken_version" --cert "$cert" --key "$key" \
+        --out "$work/bundles/broken.raucb" 2>"$work/bundles.log" || { cat "$work/bundles.log"; return 1; }
+    rm -f "$work/broken.ext4"
+    # The refused ones need no whole system: a small file system is refused the same way, before
+    # any of it is written.
+    mkdir -p "$work/small"
+    head -c 1M /dev/urandom >"$work/small/filler"
+    mkfs.ext4 -q -d "$work/small" "$small" 16M
+    if ! "$repo/deploy/image/build-bundle.sh" --rootfs "$small" --version 9.0-other-key --cert "$work/other-keys/signer.cert.pem" \
+        --key "$work/other-keys/signer.key.pem" --out "$work/bundles/other-key.raucb" 2>>"$work/bundles.log" ||
+        ! "$repo/deploy/image/build-bundle.sh" --rootfs "$small" --version 9.0-other-board --compatible unwind-other-board-arm64 \
+            --cert "$cert" --key "$key" --out "$work/bundles/other-board.raucb" 2>>"$work/bundles.log" ||
+        ! "$repo/deploy/image/build-bundle.sh" --rootfs "$small" --version 9.0-cut-short --cert "$cert" --key "$key" \
+            --out "$work/whole.raucb" 2>>"$work/bundles.log"; then
+        cat "$work/bundles.log"
+        return 1
+    fi
+    head -c $(($(stat -c %s "$work/whole.raucb") * 2 / 3)) "$work/whole.raucb" >"$work/bundles/cut-short.raucb"
+    rm -rf "$work/whole.raucb" "$small" "$work/small"
+    mkfs.ext4 -q -L unwind-bundles -d "$work/bundles" "$work/bundles.img" \
+        "$(($(du -s -B1M "$work/bundles" | cut -f1) * 11 / 10 + 32))M" || return 1
+    update_bytes=$(stat -c %s "$work/bundles/update.raucb")
+    echo "bundles: update $((update_bytes / 1048576)) MiB, broken $(($(stat -c %s "$work/bundles/broken.raucb") / 1048576)) MiB; made in $((SECONDS - t)) s"
+}
+
+# The probe's lines of one boot.
+probe_lines() { tr -d '\r' <"$work/$1.console" | grep -a "^$2"; }
+# hashes CONSOLE WHEN: the state's "sha256 path" lines the probe printed, sorted.
+hashes() { probe_lines "$1" "UNWIND-HASH $2 " | awk '{print $3, $4}' | sort; }
+same_state() { # what, console when, console when
+    local a b
+    a=$(hashes "$2" "$3")
+    b=$(hashes "$4" "$5")
+    if [ -n "$a" ] && [ "$a" = "$b" ]; then
+        pass "$1: every state file and the configuration byte-identical ($(wc -l <<<"$a") files)"
+    else
+        fail "$1: the state changed ($(wc -l <<<"$a") files before); what differs: $(diff <(echo "$a") <(echo "$b") | grep '^[<>]' | awk '{print $1, $3}' | sort -u -k2 | tr '\n' ' ')"
+    fi
+}
+install_rc() { probe_lines "$1" "UNWIND-PROBE install $2 " | tail -n 1 | awk '{print $4}'; }
+install_said() { probe_lines "$1" "UNWIND-INSTALL $2 " | cut -d' ' -f3- | tr '\n' ' ' | cut -c1-200; }
+slots_after() { probe_lines "$1" "UNWIND-PROBE slots-after $2 " | tail -n 1 | awk '{print $4, $5, $6}'; }
+cmgs_since() { tail -n +"$(($1 + 1))" "$work/modem.log" | grep -c "^CMGS $2 "; }
+
+# refused CONSOLE NAME WORDS: the bundle was refused, with WORDS in RAUC's reason, the slots as before.
+refused() {
+    local rc said
+    rc=$(install_rc "$1" "$2")
+    said=$(install_said "$1" "$2")
+    check "a bundle $3 is refused (rauc install exit ${rc:-none}: $said)" \
+        bash -c '[ -n "$1" ] && [ "$1" != 0 ] && grep -qiE "$2" <<<"$3"' _ "$rc" "$4" "$said"
+    check "$2: the slots as they were ($(slots_after "$1" "$2"))" [ "$(slots_after "$1" "$2")" = "$slots_before" ]
+}
+
+# after_install_cut N: the power went while "update" was being installed at cut N.
+install_during_cut() {
+    local i=$1 started ended
+    started=$(probe_lines "cut$i" "UNWIND-PROBE install-started" | tail -n 1 | awk '{print $3}')
+    ended=$(probe_lines "cut$i" "UNWIND-PROBE install-ended" | tail -n 1 | awk '{print $3}')
+    if [ -z "$started" ]; then
+        fail "cut $i: no install was under way (the bundles' disk was not found)"
+    elif [ -n "$ended" ]; then
+        echo "cut $i: the install ended (exit $ended) before the power went"
+    else
+        cuts_in_install=$((cuts_in_install + 1))
+    fi
+}
+
+# update_boots: the install on the last boot checked, then the trial, the broken bundle and the
+# fall-back.
+update_boots() {
+    local from slot keeper said t
+    slots_before=$(probe_lines final "UNWIND-PROBE slots " | tail -n 1 | awk '{print $3, $4, $5}')
+    refused final other-key "signed under another authority" "signature|verif|certificate|issuer"
+    refused final other-board "built for another board" "compatible"
+    refused final cut-short "cut short" "size|short|truncat|squashfs|signature|invalid|verity|offset"
+    check "the update installs into slot B and is tried next, once (exit $(install_rc final update); slots $(slots_after final update))" \
+        bash -c '[ "$1" = 0 ] && [[ $2 == "BA "*" 1" ]]' _ "$(install_rc final update)" "$(slots_after final update)"
+    t=$(probe_lines final "UNWIND-PROBE install update " | tail -n 1 | awk '{print $NF}')
+    install_took=$(awk -v a="$(probe_lines final "UNWIND-PROBE slots-after cut-short " | awk '{print $NF}')" -v b="$t" 'BEGIN { if (a != "" && b != "") printf "%.0f", b - a }')
+    same_state "the install" final before final installed
+
+    # --- the new slot on trial -----------------------------------------------------------------
+    from=$(wc -l <"$work/modem.log")
+    extra="unwind_test.probe=update unwind_test.install=broken"
+    bundles=1
+    boot trial
+    if ! wait_console trial "UNWIND-PROBE done" 1200; then
+        fail "the update's trial boot: the probe never finished ($((SECONDS - boot_started)) s)"
+        tail -n 40 "$work/trial.console"
+        power_off
+        return
+    fi
+    power_off
+    slot=$(probe_lines trial "UNWIND-PROBE slot " | head -n 1 | awk '{print $3}')
+    check "boot.scr started the new slot B on trial ($slot)" [ "$slot" = B ]
+    check "slot B came up PANIC-ready" grep -aq "^UNWIND-PROBE panic-ready" <(probe_lines trial "UNWIND-PROBE")
+    same_state "the update" final before trial trial
+    keeper=$(probe_lines trial "UNWIND-KEEPER " | cut -d' ' -f2- | tr '\n' ' ')
+    check "the slot keeper kept slot B once PANIC-ready ($keeper)" grep -q "slot B kept (on trial, PANIC-ready" <<<"$keeper"
+    said=$(probe_lines trial "UNWIND-UPDATE " | cut -d' ' -f2-)
+    check "unwind status says it: $said" grep -q "^Update: *updated to $update_version (slot B)" <<<"$said"
+    check "slot B is the one that boots now, with its three tries ($(probe_lines trial "UNWIND-PROBE slots " | tail -n 1 | awk '{print $3, $4, $5}'))" \
+        bash -c '[[ $1 == "BA "*" 3" ]]' _ "$(probe_lines trial "UNWIND-PROBE slots " | tail -n 1 | awk '{print $3, $4, $5}')"
+    check "on slot B, PANIC sends one AT+CMGS to each contact ($(cmgs_since "$from" +447700900123), $(cmgs_since "$from" 6045550100))" \
+        [ "$(cmgs_since "$from" +447700900123):$(cmgs_since "$from" 6045550100)" = 1:1 ]
+    check "the broken bundle installs into slot A, tried next (exit $(install_rc trial broken); slots $(slots_after trial broken))" \
+        bash -c '[ "$1" = 0 ] && [[ $2 == "AB 1 "* ]]' _ "$(install_rc trial broken)" "$(slots_after trial broken)"
+
+    # --- the broken system on trial, and the fall-back ------------------------------------------
+    extra="unwind_test.probe=update"
+    boot broken
+    t=$SECONDS
+    while kill -0 "$qemu_pid" 2>/dev/null && [ $((SECONDS - t)) -lt 1200 ]; do sleep 2; done
+    local by_itself=0
+    kill -0 "$qemu_pid" 2>/dev/null || by_itself=1
+    power_off
+    broken_took=$((SECONDS - t))
+    check "the broken system booted on trial from slot A ($(probe_lines broken "UNWIND-PROBE slot " | head -n 1 | awk '{print $3}'))" \
+        grep -aq "^UNWIND-PROBE slot A" <(probe_lines broken "UNWIND-PROBE slot ")
+    check "it was never PANIC-ready, and the machine restarted by itself ($broken_took s here)" \
+        bash -c '[ "$1" = 1 ] && ! grep -aq "^UNWIND-PROBE panic-ready" "$2"' _ "$by_itself" "$work/broken.console"
+    check "slot A's only try is spent ($(slots))" bash -c '[[ $1 == "AB 0 "* ]]' _ "$(slots)"
+    from=$(wc -l <"$work/modem.log")
+    boot fallback
+    if ! wait_console fallback "UNWIND-PROBE done" 1200; then
+        fail "the boot after the broken system: the probe never finished ($((SECONDS - boot_started)) s)"
+        tail -n 40 "$work/fallback.console"
+        power_off
+        return
+    fi
+    power_off
+    check "the next boot is slot B again ($(probe_lines fallback "UNWIND-PROBE slot " | head -n 1 | awk '{print $3}'))" \
+        grep -aq "^UNWIND-PROBE slot B" <(probe_lines fallback "UNWIND-PROBE slot ")
+    fallback_ready=$(probe_lines fallback "UNWIND-PROBE panic-ready" | head -n 1 | awk '{print $3}')
+    check "PANIC-ready on slot B again (at ${fallback_ready:-never} s of its uptime)" test -n "$fallback_ready"
+    said=$(probe_lines fallback "UNWIND-UPDATE " | cut -d' ' -f2-)
+    check "unwind status says the update did not come up, and why: $said" \
+        grep -q "^Update: *the update to $broken_version did not come up; back on $update_version (slot B) .*not PANIC-ready within 150 s" <<<"$said"
+    same_state "the fall-back (against the state the update's slot left)" trial left fallback trial
+    check "slot A is out of the order until the next install ($(slots))" bash -c '[[ $1 == "B 0 "* ]]' _ "$(slots)"
+    check "after the fall-back, PANIC sends one AT+CMGS to each contact ($(cmgs_since "$from" +447700900123), $(cmgs_since "$from" 6045550100))" \
+        [ "$(cmgs_since "$from" +447700900123):$(cmgs_since "$from" 6045550100)" = 1:1 ]
+    extra=
+    bundles=0
+    echo "updates: bundle $((update_bytes / 1048576)) MiB; its install ${install_took:-?} s (emulated); a broken update to PANIC-ready on the slot before it: $broken_took s here for the broken trial, then ${fallback_ready:-?} s of uptime; cuts during an install: $cuts_in_install"
+}
