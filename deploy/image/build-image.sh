@@ -288,7 +288,8 @@ mcopy -s -Q -i "$work/boot.vfat" "$boot"/* ::/
 mkfs.ext4 -q -L unwind-root -d "$root" -E root_owner=0:0 "$work/root.ext4" "${slot_mib}M"
 # Both slots carry the label: nothing mounts the system by it (boot.scr names the slot's
 # partition); an error in it makes it read-only, as fstab said before there were two.
-tune2fs -e remount-ro "$work/root.ext4" >/dev/nullmkfs.ext4 -q -L unwind-data -d "$data" -E root_owner=0:0 "$work/data.ext4" "${data_mib}M"
+tune2fs -e remount-ro "$work/root.ext4" >/dev/null
+mkfs.ext4 -q -L unwind-data -d "$data" -E root_owner=0:0 "$work/data.ext4" "${data_mib}M"
 # Slot A boots first, three tries; B is empty.
 printf 'BOOT_ORDER=A B\nBOOT_A_LEFT=3\nBOOT_B_LEFT=3\n' >"$work/slots.txt"
 mkenvimage -s 0x4000 -o "$work/slots.env" "$work/slots.txt"
