@@ -432,7 +432,7 @@ if [ "$cuts" -gt 0 ]; then
     # The last boot, with a modem that answers: what the cuts left journaled goes out.
     from=$(wc -l <"$work/modem.log")
     extra="unwind_test.final=1"
-    [ "$updates" = 1 ] && extra="$extra unwind_test.install=other-key,other-board,cut-short,update" && bundles=1
+    [ "$updates" = 1 ] && extra="$extra unwind_test.install=other-key+other-board+cut-short+update" && bundles=1
     boot final
     extra=
     bundles=0

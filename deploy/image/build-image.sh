@@ -196,7 +196,7 @@ unshare --mount --propagation private bash -ec '
         # With its dependencies from the archive, as on a board (apt install ./unwind.deb).
         apt-get -o Acquire::Check-Valid-Until=false update -qq
         # RAUC installs updates into the other slot; it writes the slots state with fw_setenv.
-        apt-get install -y -qq --no-install-recommends /tmp/unwind.deb rauc libubootenv-tool fdisk >/dev/null
+        apt-get install -y -qq --no-install-recommends /tmp/unwind.deb rauc rauc-service libubootenv-tool fdisk >/dev/null
         rm /tmp/unwind.deb
         # U-Boot for the Pis (on the boot partition) and for the emulated machine (beside the
         # image), from the same archive; not installed in the system.
