@@ -191,6 +191,15 @@ update_boots() {
     check "slot A is out of the order until the next install ($(slots))" bash -c '[[ $1 == "B 0 "* ]]' _ "$(slots)"
     check "after the fall-back, PANIC sends one AT+CMGS to each contact ($(cmgs_since "$from" +447700900123), $(cmgs_since "$from" 6045550100))" \
         [ "$(cmgs_since "$from" +447700900123):$(cmgs_since "$from" 6045550100)" = 1:1 ]
+    # The kernel came in the bundle (slot B's own /boot), and the device trees the firmware hands
+    # it are the boot partition's, still with I2C1 at 400 kHz.
+    local b_start b_size kernel
+    read -r b_start b_size < <(part_start 2)
+    dd if="$image" of="$work/slot-b.img" bs=512 skip="$b_start" count="$b_size" conv=sparse status=none
+    kernel=$(debugfs -R "stat /boot/vmlinuz" "$work/slot-b.img" 2>/dev/null | sed -n 's/^Fast link dest: "\(.*\)"$/\1/p')
+    rm -f "$work/slot-b.img"
+    check "slot B holds its own kernel (/boot/vmlinuz -> ${kernel:-nothing})" bash -c '[[ $1 == vmlinuz-* ]]' _ "$kernel"
+    i2c_at_400khz "after the updates"
     extra=
     bundles=0
     echo "updates: bundle $((update_bytes / 1048576)) MiB; its install ${install_took:-?} s (emulated); a broken update to PANIC-ready on the slot before it: $broken_took s here for the broken trial, then ${fallback_ready:-?} s of uptime; cuts during an install: $cuts_in_install"
