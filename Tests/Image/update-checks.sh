@@ -97,7 +97,11 @@ refused() {
     check "$2: the slots as they were ($(slots_after "$1" "$2"))" [ "$(slots_after "$1" "$2")" = "$slots_before" ]
 }
 
-# after_install_cut N: the power went while "update" was being installed at cut N.
+# install_during_cut N: whether the power went while "update" was being installed at cut N
+# (counted in cuts_in_install), or after the install had ended (said).
+# slot_after_cut: the slot the next boot must start: A, or B (on trial) when an install ended
+# before the cut.
+slot_after_cut=A
 install_during_cut() {
     local i=$1 started ended
     started=$(probe_lines "cut$i" "UNWIND-PROBE install-started" | tail -n 1 | awk '{print $3}')
@@ -106,6 +110,7 @@ install_during_cut() {
         fail "cut $i: no install was under way (the bundles' disk was not found)"
     elif [ -n "$ended" ]; then
         echo "cut $i: the install ended (exit $ended) before the power went"
+        [ "$ended" = 0 ] && slot_after_cut=B
     else
         cuts_in_install=$((cuts_in_install + 1))
     fi
@@ -118,7 +123,7 @@ update_boots() {
     slots_before=$(probe_lines final "UNWIND-PROBE slots " | tail -n 1 | awk '{print $3, $4, $5}')
     refused final other-key "signed under another authority" "signature|verif|certificate|issuer"
     refused final other-board "built for another board" "compatible"
-    refused final cut-short "cut short" "size|short|truncat|squashfs|signature|invalid|verity|offset"
+    refused final cut-short "cut short" "exceeds bundle size|bundle size|too small|truncated"
     check "the update installs into slot B and is tried next, once (exit $(install_rc final update); slots $(slots_after final update))" \
         bash -c '[ "$1" = 0 ] && [[ $2 == "BA "*" 1" ]]' _ "$(install_rc final update)" "$(slots_after final update)"
     t=$(probe_lines final "UNWIND-PROBE install update " | tail -n 1 | awk '{print $NF}')

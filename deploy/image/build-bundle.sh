@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # build-bundle.sh -- a signed RAUC bundle holding a whole system slot, for an imaged card's
-# update (rauc install on the device, or the fleet role):
+# update (rauc install on the device):
 #
 #   deploy/image/build-bundle.sh --rootfs FILE --version V --cert FILE --key FILE --out FILE
 #                                [--compatible TEXT]

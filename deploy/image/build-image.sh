@@ -35,8 +35,9 @@
 # --overlay DIR lays DIR's files over the root (the boot test's rig); --setup and --config put
 # that setup file and configuration on the boot partition instead of the blank template and the
 # package's default; --kernel-args TEXT is the card's kernel command line instead of the
-# board's (the emulated machine's console); boot.scr adds the slot's root to it. The root file system without Unwind (mmdebstrap, every package's scripts
-# run under qemu-user) is cached in ${UNWIND_IMAGE_CACHE:-~/.cache/unwind-image}; cold about
+# board's (the emulated machine's console); boot.scr adds the slot's root to it.
+# The root file system without Unwind (mmdebstrap, every package's scripts run under qemu-user)
+# is cached in ${UNWIND_IMAGE_CACHE:-~/.cache/unwind-image}; cold about
 # 7-8 minutes on an idle two-core machine (the initramfs made once), warm about 2 (the unwind
 # package installed, the partitions made). deploy/arm64/package-test.sh installs the package in a
 # copy of the same root.
@@ -71,7 +72,9 @@ signing_key=
 # No serial console: the header UART may be the modem's (unwind-setup --modem-on-uart). Quiet:
 # nobody reads the kernel's messages on a bedside device, and drawing them on the screen's
 # console holds up the boot. fsck.repair: the initramfs checks the slot before it is mounted.
-kernel_args="console=tty0 rootfstype=ext4 fsck.repair=yes net.ifnames=0 cma=64M quiet"
+# panic=10: a kernel or an initramfs that cannot go on restarts the board, so that a system on
+# trial that never reaches user space spends its one try and the slot before it starts.
+kernel_args="console=tty0 rootfstype=ext4 fsck.repair=yes net.ifnames=0 cma=64M panic=10 quiet"
 while [ $# -gt 0 ]; do
     case "$1" in
         --deb) deb=${2:?--deb needs a file}; shift 2 ;;
@@ -86,7 +89,7 @@ while [ $# -gt 0 ]; do
         --signing-cert) signing_cert=${2:?--signing-cert needs a file}; shift 2 ;;
         --signing-key) signing_key=${2:?--signing-key needs a file}; shift 2 ;;
         --base-only) base_only=1; shift ;;
-        -h | --help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,44p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown option $1 (see --help)" ;;
     esac
 done
@@ -95,7 +98,7 @@ done
 [ -f "$config" ] || die "no configuration $config"
 if [ "$base_only" = 0 ]; then
     [ -n "$keyring" ] || die "an image needs the certificate its updates are signed under: --keyring CA.pem (deploy/image/signing-key.sh makes one)"
-    openssl x509 -noout -in "$keyring" 2>/dev/null || die "--keyring $keyring is not a PEM certificate"
+    [ -f "$keyring" ] || die "no certificate $keyring"
     if [ -n "$bundle" ]; then
         if [ ! -f "$signing_cert" ] || [ ! -f "$signing_key" ]; then die "--bundle needs --signing-cert and --signing-key"; fi
     fi
@@ -108,6 +111,15 @@ install_missing "${host_packages[@]}" || die "could not install ${host_packages[
 [ -e /proc/sys/fs/binfmt_misc/register ] || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
 [ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ] || update-binfmts --enable qemu-aarch64 >/dev/null 2>&1 || true
 [ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ] || die "qemu-aarch64 is not registered with binfmt_misc"
+if [ "$base_only" = 0 ]; then
+    # The keyring goes into every slot, readable by all: a certificate, never a key.
+    openssl x509 -noout -in "$keyring" 2>/dev/null || die "--keyring $keyring is not a PEM certificate"
+    ! grep -q 'PRIVATE KEY' "$keyring" || die "--keyring $keyring holds a private key: give the certificate alone (ca.cert.pem)"
+    if [ -n "$bundle" ]; then
+        openssl verify -purpose any -CAfile "$keyring" "$signing_cert" >/dev/null 2>&1 ||
+            die "--signing-cert $signing_cert is not signed by --keyring $keyring: the image would refuse its bundles"
+    fi
+fi
 
 work=$(mktemp -d "${TMPDIR:-/var/tmp}/unwind-image.XXXXXX")
 trap 'rm -rf --one-file-system "$work"' EXIT
@@ -286,8 +298,8 @@ root_mib=$(du -s -B1M "$root" | cut -f1)
 mkfs.vfat -F 32 -n UNWIND-BOOT -C "$work/boot.vfat" $((boot_mib * 1024)) >/dev/null
 mcopy -s -Q -i "$work/boot.vfat" "$boot"/* ::/
 mkfs.ext4 -q -L unwind-root -d "$root" -E root_owner=0:0 "$work/root.ext4" "${slot_mib}M"
-# Both slots carry the label: nothing mounts the system by it (boot.scr names the slot's
-# partition); an error in it makes it read-only, as fstab said before there were two.
+# Both slots carry the label and the file system's UUID: nothing mounts the system by them
+# (boot.scr names the slot's partition). An error found in it makes it read-only.
 tune2fs -e remount-ro "$work/root.ext4" >/dev/null
 mkfs.ext4 -q -L unwind-data -d "$data" -E root_owner=0:0 "$work/data.ext4" "${data_mib}M"
 # Slot A boots first, three tries; B is empty.

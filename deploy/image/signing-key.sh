@@ -27,8 +27,10 @@ for f in ca.cert.pem ca.key.pem signer.cert.pem signer.key.pem; do
 done
 command -v openssl >/dev/null || die "openssl is missing (apt-get install openssl)"
 case $name in *[![:alnum:]\ ._-]*) die "the name may hold letters, digits, spaces, dots, dashes and underscores only" ;; esac
-mkdir -p "$dir"
-chmod 0700 "$dir"
+if [ ! -e "$dir" ]; then
+    mkdir -p "$dir"
+    chmod 0700 "$dir"
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cat >"$work/ca.cnf" <<'CNF'
