@@ -130,6 +130,18 @@ VARS
         fail "ansible-playbook --check with a new release" "$out"
     fi
 
+    # An imaged card (RAUC's system.conf there): refused with the reason, nothing staged or installed.
+    out=$work/ansible-imaged.out
+    mkdir -p "$d1/etc/rauc"
+    echo "[system]" >"$d1/etc/rauc/system.conf"
+    why=
+    if (cd "$dir" && "${play[@]}" -e "unwind_package_file=$good4" --limit dev1) >"$out" 2>&1; then why="the play passed"
+    elif ! grep -q 'dev1 runs the SD-card image .*updated with a signed bundle' "$out"; then why="no reason given"
+    elif [ "$(installed "$d1")" != 2.0.0 ] || [ -e "$d1/var/cache/unwind-deploy/$(basename "$good4")" ]; then why="dev1 was changed"
+    fi
+    rm -rf "$d1/etc/rauc"
+    verdict "$why" "an imaged card (RAUC's system.conf): refused, saying it is updated with a bundle; nothing staged or installed" "an imaged card refused" "$out"
+
     # A release whose daemon does not come up: dev1, alone in the first batch, gets it, fails
     # the health check and gets 2.0.0 back; the play stops before dev2.
     out=$work/ansible-bad.out
