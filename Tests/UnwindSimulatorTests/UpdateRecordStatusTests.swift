@@ -35,7 +35,10 @@ import UnwindMaintenance
         let controls = dir + "/controls"
         try "updated to 1.2.0\u{1B}[2J\u{7}\n\n  \n".write(toFile: controls, atomically: true, encoding: .utf8)
         #expect(symlink(dir + "/nowhere", dir + "/dangling") == 0)
-        for (file, words) in [(fifo, "is a FIFO"), (huge, "10000 bytes, not a record"), (dir + "/dangling", "a link to nothing")] {
+        let directory = dir + "/directory"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        for (file, words) in [(fifo, "is a FIFO"), (huge, "10000 bytes, not a record"), (dir + "/dangling", "a link to nothing"),
+                              (directory, "is a directory, not a record")] {
             let status = UnwindRun.run(["status", "--state", dir, "--update-record", file])
             #expect(status.status == 1)
             #expect(status.stdout.contains("Update:    the update record \(file)") && status.stdout.contains(words), "\(status.stdout)")
@@ -43,6 +46,18 @@ import UnwindMaintenance
         let escaped = UnwindRun.run(["status", "--state", dir, "--update-record", controls])
         #expect(escaped.stdout.contains("Update:    updated to 1.2.0"), "\(escaped.stdout)")
         #expect(!escaped.stdout.contains("\u{1B}") && !escaped.stdout.contains("\u{7}"), "a control character reached the terminal")
+        // Bytes that are not UTF-8, a NUL among them: shown escaped, nothing raw on the terminal.
+        let binary = dir + "/binary"
+        #expect(FileManager.default.createFile(atPath: binary, contents: Data([0x75, 0xFF, 0xFE, 0x00, 0x41, 0x0A])))
+        let shown = UnwindRun.run(["status", "--state", dir, "--update-record", binary])
+        #expect(shown.status == 1 && shown.stdout.contains("Update:    u"), "\(shown.stdout)")
+        #expect(!shown.stdout.contains("\u{0}"), "a NUL reached the terminal")
+        // The same record written again and again: its first four lines, one line on the screen.
+        let repeated = dir + "/repeated"
+        try String(repeating: "updated to 1.2.0\n", count: 50).write(toFile: repeated, atomically: true, encoding: .utf8)
+        let once = UnwindRun.run(["status", "--state", dir, "--update-record", repeated])
+        let lines = once.stdout.split(separator: "\n").filter { $0.hasPrefix("Update:") }
+        #expect(lines == ["Update:    " + Array(repeating: "updated to 1.2.0", count: 4).joined(separator: "; ")], "\(once.stdout)")
     }
 
     @Test func aRunningDeviceSaysItInTheTextAndTheJSON() throws {
