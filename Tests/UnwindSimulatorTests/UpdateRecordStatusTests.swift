@@ -56,7 +56,7 @@ import UnwindMaintenance
         let repeated = dir + "/repeated"
         try String(repeating: "updated to 1.2.0\n", count: 50).write(toFile: repeated, atomically: true, encoding: .utf8)
         let once = UnwindRun.run(["status", "--state", dir, "--update-record", repeated])
-        let lines = once.stdout.split(separator: "\n").filter { $0.hasPrefix("Update:") }
+        let lines = once.stdout.split(separator: "\n").filter { $0.hasPrefix("Update:") }.map(String.init)
         #expect(lines == ["Update:    " + Array(repeating: "updated to 1.2.0", count: 4).joined(separator: "; ")], "\(once.stdout)")
     }
 
