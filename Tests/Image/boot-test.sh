@@ -88,7 +88,7 @@ if [ -z "$image" ]; then
     base=$("$repo/deploy/image/build-image.sh" --base-only 2>"$work/base.log") || { cat "$work/base.log"; fail "the base root"; finish; }
     "$here/rig-modules.sh" "$base" "$cache/rig-modules" >"$work/modules.log" 2>&1 || { tail -n 30 "$work/modules.log"; fail "the rig's modules"; finish; }
     mkdir -p "$work/modules/usr/lib/unwind-test"
-    cp "$cache/rig-modules/gpio-sim.ko" "$cache/rig-modules/i2c-stub.ko" "$work/modules/usr/lib/unwind-test/"
+    cp "$cache/rig-modules/gpio-sim.ko" "$cache/rig-modules/i2c-stub.ko" "$cache/rig-modules/7zr" "$work/modules/usr/lib/unwind-test/"
     image=$work/unwind-test.img
     # The test's own signing keys: the image trusts "Unwind test"; "Not Unwind" signs a bundle
     # that must be refused.
@@ -190,17 +190,38 @@ fs_clean() { # start size
 }
 
 # --- the card as built ------------------------------------------------------------------------
-# i2c_at_400khz WHEN: the Pi 3, 4 and Zero 2 W device trees on the card's boot partition (the
-# firmware hands them to the kernel) have I2C1 at 400 kHz.
-i2c_at_400khz() {
-    local dtb hz
+# pi_device_trees WHEN: the Pi 3, 4 and Zero 2 W device trees on the card's boot partition (the
+# firmware hands them to U-Boot and the kernel) have I2C1 at 400 kHz and U-Boot's bootdelay -2.
+pi_device_trees() {
+    local dtb hz delay
     for dtb in bcm2711-rpi-4-b.dtb bcm2837-rpi-3-b.dtb bcm2837-rpi-zero-2-w.dtb; do
         mcopy -o -i "$image@@$((boot_start * 512))" "::$dtb" "$work/$dtb" 2>/dev/null
         hz=$(fdtget "$work/$dtb" /soc/i2c@7e804000 clock-frequency 2>/dev/null)
         check "$1, $dtb: I2C1 at 400 kHz on the card ($hz)" [ "$hz" = 400000 ]
+        delay=$(fdtget -t i "$work/$dtb" /config bootdelay 2>/dev/null)
+        check "$1, $dtb: U-Boot boots without reading the UART (bootdelay ${delay:-not set})" [ "$delay" = -2 ]
     done
 }
-i2c_at_400khz "as built"
+pi_device_trees "as built"
+# The card's own U-Boot for the Pi and its Zero 2 W device tree in qemu's Raspberry Pi 3 machine,
+# a modem talking on the header UART from power-on and echoing U-Boot's words (pi-uboot.py): the
+# card's boot.scr must run. Then the same with the tree's /config/bootdelay taken out, which must
+# stop at U-Boot's prompt: the check sees the danger it guards against.
+pi_uboot() {
+    local pi=$work/pi-card.img size=1 out dtb=$work/bcm2837-rpi-zero-2-w.dtb
+    mcopy -o -i "$image@@$((boot_start * 512))" ::u-boot.bin "$work/u-boot-rpi.bin" 2>/dev/null
+    cp --sparse=always "$image" "$pi"
+    while [ "$size" -lt "$(stat -c %s "$pi")" ]; do size=$((size * 2)); done
+    truncate -s "$size" "$pi" # qemu's SD card: a power of two
+    out=$(python3 "$here/pi-uboot.py" --card "$pi" --u-boot "$work/u-boot-rpi.bin" --dtb "$dtb" --timeout 120)
+    check "the Pi's U-Boot (qemu raspi3b), a modem talking and echoing on its UART from power-on: $out" grep -q "^boot.scr ran" <<<"$out"
+    cp "$dtb" "$work/no-bootdelay.dtb"
+    fdtput -d "$work/no-bootdelay.dtb" /config bootdelay
+    out=$(python3 "$here/pi-uboot.py" --card "$pi" --u-boot "$work/u-boot-rpi.bin" --dtb "$work/no-bootdelay.dtb" --timeout 30)
+    check "... and without the device tree's bootdelay, the same modem stops it: $out" grep -q "^stopped" <<<"$out"
+    rm -f "$pi"
+}
+pi_uboot
 # The slots' state at 1 MiB (U-Boot's environment format: a CRC-32, then name=value\0...).
 slots() {
     dd if="$image" bs=1024 skip=1024 count=16 status=none | python3 -c '
@@ -367,6 +388,26 @@ if [ "${UNWIND_IMAGE_BADCARDS:-1}" = 1 ]; then
     extra=
 fi
 
+# pi_estimate MIN MEDIAN MAX: the boots after a cut (their modem registers at once), power-on to
+# PANIC-ready on a Raspberry Pi Zero 2 W, estimated from the emulated ones. Here the boot is CPU
+# work (the card is a file in the host's memory), so its seconds are scaled by 7-Zip's
+# single-thread rating in the last boot (the probe's cpu-mips) against the Pi's published one:
+# 835 MIPS at 1 GHz (Thomas Kaiser's review of the Zero 2 W). deploy/README.md says why this
+# errs high, gives a second estimate that errs low, and what both leave out.
+pi_mips=835
+pi_estimate() {
+    local mips
+    mips=$(probe_field final cpu-mips)
+    check "the last boot measured its CPU (7-Zip, one thread: ${mips:-no rating} MIPS)" grep -qE '^[1-9][0-9]*$' <<<"$mips"
+    grep -qE '^[1-9][0-9]*$' <<<"$mips" || return 0
+    pi() { awk -v s="$1" -v m="$mips" -v p="$pi_mips" 'BEGIN { printf "%.1f", s * m / p }'; }
+    [ -n "$2" ] || return 0
+    echo "a Pi Zero 2 W, scaled by the CPU alone (an upper bound: TCG runs the kernel's work far more slowly" \
+        "than 7-Zip's loops): the emulated CPU at $mips MIPS (7-Zip, one thread), the Pi's at $pi_mips;" \
+        "power-on to PANIC-ready after a cut $1-$3 s emulated (median $2) -> $(pi "$1")-$(pi "$3") s (median $(pi "$2"))," \
+        "then the firmware's 1.5-2 s before the kernel"
+}
+
 # --- power cuts --------------------------------------------------------------------------------
 # Each boot checks what the last cut left (the probe's UNWIND-CHECK lines), then writes until the
 # machine is killed at a random moment; the modem holds every submit, so a PANIC's alerts are
@@ -470,6 +511,7 @@ if [ "$cuts" -gt 0 ]; then
         "at $(head -n 1 <<<"$sorted")-$(tail -n 1 <<<"$sorted") s emulated (median $(sed -n "$(((${#readies[@]} + 1) / 2))p" <<<"$sorted"));" \
         "the data partition's journal replayed after $replayed cuts; alerts on their way at $with_alerts cuts ($alerts_across in all)," \
         "$alerts_found of them found in the outbox at the next boot"
+    pi_estimate "$(head -n 1 <<<"$sorted")" "$(sed -n "$(((${#readies[@]} + 1) / 2))p" <<<"$sorted")" "$(tail -n 1 <<<"$sorted")"
 fi
 if [ "$updates" = 1 ] && [ "$cuts" -gt 0 ]; then
     update_boots

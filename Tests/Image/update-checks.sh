@@ -204,7 +204,7 @@ update_boots() {
     kernel=$(debugfs -R "stat /boot/vmlinuz" "$work/slot-b.img" 2>/dev/null | sed -n 's/^Fast link dest: "\(.*\)"$/\1/p')
     rm -f "$work/slot-b.img"
     check "slot B holds its own kernel (/boot/vmlinuz -> ${kernel:-nothing})" bash -c '[[ $1 == vmlinuz-* ]]' _ "$kernel"
-    i2c_at_400khz "after the updates"
+    pi_device_trees "after the updates"
     extra=
     bundles=0
     echo "updates: bundle $((update_bytes / 1048576)) MiB; its install ${install_took:-?} s (emulated); a broken update to PANIC-ready on the slot before it: $broken_took s here for the broken trial, then ${fallback_ready:-?} s of uptime; cuts during an install: $cuts_in_install"

@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""The card's own U-Boot for the Pi (u-boot-rpi) in qemu's Raspberry Pi 3 machine, with a modem
+on the header UART that talks from power-on and echoes every byte back, as a GSM modem in
+command mode does. U-Boot's console is that UART: a byte during its countdown would leave it
+at its prompt. Passes when the card's boot.scr runs (it prints "unwind: slots").
+
+usage: pi-uboot.py --card IMG --u-boot BIN --dtb DTB [--timeout S]
+  IMG: a copy of the card whose size is a power of two (qemu's SD card needs it); its slots'
+  state is counted down by boot.scr. Prints one line, "boot.scr ran after N s" or "stopped
+  (...)", and exits 0 or 1.
+
+qemu's raspi3b has the BCM2837 of the Pi 3 and the Zero 2 W. Its second serial port is the mini
+UART, the header's pins 8 and 10 in the Pi 3 and Zero 2 W device trees: the modem's.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import threading
+import time
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--card", required=True)
+parser.add_argument("--u-boot", required=True)
+parser.add_argument("--dtb", required=True)
+parser.add_argument("--timeout", type=float, default=60)
+args = parser.parse_args()
+
+qemu = subprocess.Popen(
+    ["qemu-system-aarch64", "-M", "raspi3b", "-kernel", args.u_boot, "-dtb", args.dtb,
+     "-drive", f"if=sd,format=raw,file={args.card}", "-serial", "null", "-serial", "stdio",
+     "-display", "none", "-monitor", "none"],
+    stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+started = time.monotonic()
+seen = bytearray()
+lock = threading.Lock()
+done = threading.Event()
+
+
+def send(data):
+    try:
+        qemu.stdin.write(data)
+    except OSError:
+        done.set()
+
+
+def console():
+    while not done.is_set():
+        data = os.read(qemu.stdout.fileno(), 4096)
+        if not data:
+            done.set()
+            return
+        with lock:
+            seen.extend(data)
+            # boot.scr ran, or U-Boot sits at its prompt (it stays there).
+            if b"unwind: slots" in seen or b"U-Boot>" in seen:
+                done.set()
+        send(data)  # the modem's echo
+
+
+def modem():
+    # What a modem says at power-on, again and again from the first moment.
+    while not done.is_set():
+        send(b"\r\nRDY\r\n")
+        time.sleep(0.1)
+
+
+threading.Thread(target=console, daemon=True).start()
+threading.Thread(target=modem, daemon=True).start()
+done.wait(args.timeout)
+elapsed = time.monotonic() - started
+qemu.kill()
+qemu.wait()
+with lock:
+    text = bytes(seen)
+if b"unwind: slots" in text:
+    print(f"boot.scr ran after {elapsed:.1f} s")
+    sys.exit(0)
+why = "at U-Boot's prompt" if b"U-Boot>" in text else "no boot.scr"
+print(f"stopped ({why}) after {elapsed:.1f} s; the console's end: {text[-120:]!r}")
+sys.exit(1)
