@@ -89,7 +89,7 @@ fi
     fi
     if [ "${UNWIND_SKIP_IMAGE:-0}" != 1 ]; then
         base=$(deploy/image/build-image.sh --base-only 2>/dev/null)
-        prep "the image rig's modules (gpio-sim, i2c-stub for arm64)" .build/prep-rig-modules.log \
+        prep "the image rig's modules (gpio-sim, i2c-stub for arm64; 7zr)" .build/prep-rig-modules.log \
             Tests/Image/rig-modules.sh "$base" "${UNWIND_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/unwind-image}/rig-modules"
     fi
 ) &

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# rig-modules.sh ROOT-TARBALL OUT-DIR -- gpio-sim.ko and i2c-stub.ko for the image's own kernel.
+# rig-modules.sh ROOT-TARBALL OUT-DIR -- gpio-sim.ko and i2c-stub.ko for the image's own kernel,
+# and 7-Zip's 7zr (trixie's arm64 build) for the boot test's CPU benchmark.
 #
 # Debian's arm64 kernel builds neither (CONFIG_GPIO_SIM and CONFIG_I2C_STUB are not set), so the
 # boot test builds them out of tree from Debian's own source of the same kernel, as the x86
 # kernel rig does for gpio-sim (Tests/KernelRig/prepare.sh): in a copy of the image's root
 # (arm64, every program under qemu-user), with the kernel's own compiler and headers. Cached:
-# OUT-DIR holds gpio-sim.ko, i2c-stub.ko and a stamp naming the kernel they were built for and
-# this recipe's hash; a second call with the same stamp does nothing (under OUT-DIR's lock, so two
-# runs at once build them once). They go into the test's rig only, never on a card.
+# OUT-DIR holds gpio-sim.ko, i2c-stub.ko, 7zr and a stamp naming the kernel they were built for
+# and this recipe's hash; a second call with the same stamp does nothing (under OUT-DIR's lock, so
+# two runs at once build them once). They go into the test's rig only, never on a card. 7zr: the
+# benchmark a published Raspberry Pi Zero 2 W figure exists for (deploy/README.md, the boot's
+# estimate for a Pi); Debian's package, fetched by the root's own apt (its signatures checked).
 set -euo pipefail
 # log, die
 # shellcheck source-path=SCRIPTDIR source=../../deploy/lib/toolkit.sh
@@ -56,18 +59,21 @@ build_modules() {
             printf \"obj-m += gpio-sim.o i2c-stub.o\\ngpio-sim-y := %s\\n\" \"\$objs\" >Makefile
             make -s -C /usr/src/linux-headers-\$KVER M=/tmp/m modules
             mkdir -p /out && cp gpio-sim.ko i2c-stub.ko /out/
+            apt-get download -qq 7zip
+            dpkg-deb -x 7zip_*.deb /tmp/7zip
+            cp /tmp/7zip/usr/lib/7zip/7zr /out/
         "
     ' _ "$root" "$kver" "$series" "$mirror"
 }
 stamp="kver=$kver recipe=$(declare -f build_modules | sha256sum | cut -c1-12)"
-if [ -f "$out/stamp" ] && [ "$(cat "$out/stamp")" = "$stamp" ] && [ -s "$out/gpio-sim.ko" ] && [ -s "$out/i2c-stub.ko" ]; then
-    log "cache: hit, gpio-sim.ko and i2c-stub.ko for $kver in $out"
+if [ -f "$out/stamp" ] && [ "$(cat "$out/stamp")" = "$stamp" ] && [ -s "$out/gpio-sim.ko" ] && [ -s "$out/i2c-stub.ko" ] && [ -x "$out/7zr" ]; then
+    log "cache: hit, gpio-sim.ko, i2c-stub.ko and 7zr for $kver in $out"
     exit 0
 fi
 t0=$SECONDS
 rm -f "$out/stamp" "$out/kver"
 build_modules
 grep -aq "vermagic=$kver " "$root/out/gpio-sim.ko" || die "gpio-sim.ko is not for $kver"
-cp "$root/out/gpio-sim.ko" "$root/out/i2c-stub.ko" "$out/"
+cp "$root/out/gpio-sim.ko" "$root/out/i2c-stub.ko" "$root/out/7zr" "$out/"
 echo "$stamp" >"$out/stamp"
-log "cache: made, gpio-sim.ko and i2c-stub.ko for $kver in $out ($((SECONDS - t0)) s)"
+log "cache: made, gpio-sim.ko, i2c-stub.ko and 7zr for $kver in $out ($((SECONDS - t0)) s)"
