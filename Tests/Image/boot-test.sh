@@ -38,6 +38,9 @@
 # maintainer's change fails with the card's own error; PANIC still reaches both contacts).
 #
 # Prints "ok - ..." / "FAIL - ..." per check, "N passed, N failed, N skipped" last; exits 1 on a failure.
+# Before any boot, the card's own Pi U-Boot in qemu's raspi3b (pi-uboot.py): with a modem talking
+# and echoing on its UART it still runs boot.scr. The last boot rates the emulated CPU with
+# 7-Zip, and the boots after a cut are scaled to a Pi Zero 2 W's (an estimate that errs high).
 # Prints systemd-analyze's view of the first boot and of the last (time, critical-chain
 # unwind.service, blame), from inside the guest.
 # UNWIND_IMAGE_KEEP=1 keeps the work directory (the image, the consoles, the modem's log).
@@ -57,7 +60,7 @@ while [ $# -gt 0 ]; do
         --deb) deb=$2; shift 2 ;;
         --image) image=$2; shift 2 ;;
         --cuts) cuts=$2; shift 2 ;;
-        -h | --help) sed -n '2,43p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,46p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die --status 2 "unknown option $1" ;;
     esac
 done
@@ -191,16 +194,23 @@ fs_clean() { # start size
 
 # --- the card as built ------------------------------------------------------------------------
 # pi_device_trees WHEN: the Pi 3, 4 and Zero 2 W device trees on the card's boot partition (the
-# firmware hands them to U-Boot and the kernel) have I2C1 at 400 kHz and U-Boot's bootdelay -2.
+# firmware hands them to U-Boot and the kernel) have I2C1 at 400 kHz, and every Pi tree there
+# has U-Boot's bootdelay -2.
 pi_device_trees() {
-    local dtb hz delay
+    local dtb hz delay trees unset=
     for dtb in bcm2711-rpi-4-b.dtb bcm2837-rpi-3-b.dtb bcm2837-rpi-zero-2-w.dtb; do
         mcopy -o -i "$image@@$((boot_start * 512))" "::$dtb" "$work/$dtb" 2>/dev/null
         hz=$(fdtget "$work/$dtb" /soc/i2c@7e804000 clock-frequency 2>/dev/null)
         check "$1, $dtb: I2C1 at 400 kHz on the card ($hz)" [ "$hz" = 400000 ]
-        delay=$(fdtget -t i "$work/$dtb" /config bootdelay 2>/dev/null)
-        check "$1, $dtb: U-Boot boots without reading the UART (bootdelay ${delay:-not set})" [ "$delay" = -2 ]
     done
+    trees=$(mdir -b -i "$image@@$((boot_start * 512))" :: 2>/dev/null | sed -n 's|^::/\(bcm2[^/]*\.dtb\)$|\1|p')
+    for dtb in $trees; do
+        mcopy -o -i "$image@@$((boot_start * 512))" "::$dtb" "$work/$dtb" 2>/dev/null
+        delay=$(fdtget -t i "$work/$dtb" /config bootdelay 2>/dev/null)
+        [ "$delay" = -2 ] || unset="$unset $dtb"
+    done
+    check "$1: U-Boot boots without reading the UART in all $(wc -w <<<"$trees") Pi trees (bootdelay -2; not in:${unset:- none})" \
+        bash -c '[ -n "$1" ] && [ -z "$2" ]' _ "$trees" "$unset"
 }
 pi_device_trees "as built"
 # The card's own U-Boot for the Pi and its Zero 2 W device tree in qemu's Raspberry Pi 3 machine,
@@ -218,7 +228,7 @@ pi_uboot() {
     cp "$dtb" "$work/no-bootdelay.dtb"
     fdtput -d "$work/no-bootdelay.dtb" /config bootdelay
     out=$(python3 "$here/pi-uboot.py" --card "$pi" --u-boot "$work/u-boot-rpi.bin" --dtb "$work/no-bootdelay.dtb" --timeout 30)
-    check "... and without the device tree's bootdelay, the same modem stops it: $out" grep -q "^stopped" <<<"$out"
+    check "... and without the device tree's bootdelay, the same modem stops it: $out" grep -q "^stopped (at U-Boot's prompt)" <<<"$out"
     rm -f "$pi"
 }
 pi_uboot
@@ -388,11 +398,11 @@ if [ "${UNWIND_IMAGE_BADCARDS:-1}" = 1 ]; then
     extra=
 fi
 
-# pi_estimate MIN MEDIAN MAX: the boots after a cut (their modem registers at once), power-on to
-# PANIC-ready on a Raspberry Pi Zero 2 W, estimated from the emulated ones. Here the boot is CPU
+# pi_estimate MIN MEDIAN MAX: the boots after a cut (their modem registers at once), kernel start
+# to PANIC-ready on a Raspberry Pi Zero 2 W, estimated from the emulated ones. Here the boot is CPU
 # work (the card is a file in the host's memory), so its seconds are scaled by 7-Zip's
 # single-thread rating in the last boot (the probe's cpu-mips) against the Pi's published one:
-# 835 MIPS at 1 GHz (Thomas Kaiser's review of the Zero 2 W). deploy/README.md says why this
+# 835 MIPS at 1 GHz (Thomas Kaiser's article on the Zero 2 W). deploy/README.md says why this
 # errs high, gives a second estimate that errs low, and what both leave out.
 pi_mips=835
 pi_estimate() {
@@ -402,10 +412,10 @@ pi_estimate() {
     grep -qE '^[1-9][0-9]*$' <<<"$mips" || return 0
     pi() { awk -v s="$1" -v m="$mips" -v p="$pi_mips" 'BEGIN { printf "%.1f", s * m / p }'; }
     [ -n "$2" ] || return 0
-    echo "a Pi Zero 2 W, scaled by the CPU alone (an upper bound: TCG runs the kernel's work far more slowly" \
+    echo "a Pi Zero 2 W, scaled by the CPU alone (it errs high: TCG runs the kernel's work far more slowly" \
         "than 7-Zip's loops): the emulated CPU at $mips MIPS (7-Zip, one thread), the Pi's at $pi_mips;" \
-        "power-on to PANIC-ready after a cut $1-$3 s emulated (median $2) -> $(pi "$1")-$(pi "$3") s (median $(pi "$2"))," \
-        "then the firmware's 1.5-2 s before the kernel"
+        "kernel start to PANIC-ready after a cut $1-$3 s emulated -> $(pi "$1")-$(pi "$3") s," \
+        "then the firmware's 1.5-2 s and U-Boot's before the kernel"
 }
 
 # --- power cuts --------------------------------------------------------------------------------

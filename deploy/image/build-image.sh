@@ -273,14 +273,21 @@ for dtb in bcm2837-rpi-3-b.dtb bcm2837-rpi-3-b-plus.dtb bcm2837-rpi-3-a-plus.dtb
     fdtget "$boot/$dtb" "$node" compatible >/dev/null 2>&1 || die "$dtb has no I2C1 node ($node)"
     fdtput -t i "$boot/$dtb" "$node" clock-frequency 400000
     fdtput -t s "$boot/$dtb" "$node" status okay
-    # U-Boot's console is the header UART, the modem's: a byte from the modem (its echo of
-    # U-Boot's banner, its "RDY") during U-Boot's 2 s countdown stops the boot at U-Boot's prompt
-    # for good, and the panic button with it. bootdelay -2 boots without reading the UART. In the
-    # device tree, not uboot.env: U-Boot reads /config after its environment, so a missing or
-    # torn uboot.env (the Pi's U-Boot keeps no second copy) cannot bring the countdown back.
-    fdtput -p -t x "$boot/$dtb" /config bootdelay fffffffe
-    [ "$(fdtget -t i "$boot/$dtb" /config bootdelay)" = -2 ] || die "$dtb: U-Boot's bootdelay is not -2"
 done
+# U-Boot's console is the header UART, the modem's: a byte from the modem (its echo of U-Boot's
+# banner, its "RDY") during U-Boot's 2 s countdown stops the boot at U-Boot's prompt for good,
+# and the panic button with it. bootdelay -2 boots without reading the UART. In the device tree,
+# not uboot.env: U-Boot reads /config after its environment, so a missing or torn uboot.env (the
+# Pi's U-Boot keeps no second copy) cannot bring the countdown back. In every Pi tree on the card
+# (the Pi 400 and the compute modules' too): U-Boot runs on each of them.
+trees=0
+for dtb in "$boot"/bcm2*.dtb; do
+    [ -f "$dtb" ] || continue
+    fdtput -p -t x "$dtb" /config bootdelay fffffffe
+    [ "$(fdtget -t i "$dtb" /config bootdelay)" = -2 ] || die "$(basename "$dtb"): U-Boot's bootdelay is not -2"
+    trees=$((trees + 1))
+done
+[ "$trees" -gt 0 ] || die "no Raspberry Pi device tree on the boot partition (raspi-firmware)"
 echo "bootargs_card=$kernel_args" >"$boot/unwind-boot.txt"
 cp "$setup" "$boot/unwind-setup.txt"
 cp "$config" "$boot/unwind.conf"
