@@ -65,12 +65,15 @@ def modem():
         time.sleep(0.1)
 
 
-threading.Thread(target=console, daemon=True).start()
-threading.Thread(target=modem, daemon=True).start()
-done.wait(args.timeout)
-elapsed = time.monotonic() - started
-qemu.kill()
-qemu.wait()
+try:
+    threading.Thread(target=console, daemon=True).start()
+    threading.Thread(target=modem, daemon=True).start()
+    done.wait(args.timeout)
+    elapsed = time.monotonic() - started
+finally:
+    # Never a machine left running, whatever stops this script.
+    qemu.kill()
+    qemu.wait()
 with lock:
     text = bytes(seen)
 if b"unwind: slots" in text:
