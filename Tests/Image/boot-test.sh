@@ -460,6 +460,9 @@ for ((i = 1; i <= cuts; i++)); do
         tail -n 40 "$work/cut$i.console"
         finish
     fi
+    # The install starts beside the workload, once the bundles' disk is mounted: on a busy host
+    # that can come seconds after the workload, and the cut must come during the install.
+    [ "$updates" = 1 ] && wait_console "cut$i" "UNWIND-PROBE install-(started|ended)" $((SECONDS - boot_started + 120))
     checks_of "cut$i"
     [ "$updates" = 1 ] && [ "$i" -gt 1 ] &&
         check "after a cut during an install, the old slot booted ($(probe_field "cut$i" slot))" [ "$(probe_field "cut$i" slot)" = "$slot_after_cut" ]
