@@ -398,7 +398,7 @@ if [ "${UNWIND_IMAGE_BADCARDS:-1}" = 1 ]; then
     extra=
 fi
 
-# pi_estimate MIN MEDIAN MAX: the boots after a cut (their modem registers at once), kernel start
+# pi_estimate FASTEST SLOWEST: the boots after a cut (their modem registers at once), kernel start
 # to PANIC-ready on a Raspberry Pi Zero 2 W, estimated from the emulated ones. Here the boot is CPU
 # work (the card is a file in the host's memory), so its seconds are scaled by 7-Zip's
 # single-thread rating in the last boot (the probe's cpu-mips) against the Pi's published one:
@@ -411,10 +411,10 @@ pi_estimate() {
     check "the last boot measured its CPU (7-Zip, one thread: ${mips:-no rating} MIPS)" grep -qE '^[1-9][0-9]*$' <<<"$mips"
     grep -qE '^[1-9][0-9]*$' <<<"$mips" || return 0
     pi() { awk -v s="$1" -v m="$mips" -v p="$pi_mips" 'BEGIN { printf "%.1f", s * m / p }'; }
-    [ -n "$2" ] || return 0
+    [ -n "$1" ] && [ -n "$2" ] || return 0
     echo "a Pi Zero 2 W, scaled by the CPU alone (it errs high: TCG runs the kernel's work far more slowly" \
         "than 7-Zip's loops): the emulated CPU at $mips MIPS (7-Zip, one thread), the Pi's at $pi_mips;" \
-        "kernel start to PANIC-ready after a cut $1-$3 s emulated -> $(pi "$1")-$(pi "$3") s," \
+        "kernel start to PANIC-ready after a cut $1-$2 s emulated -> $(pi "$1")-$(pi "$2") s," \
         "then the firmware's 1.5-2 s and U-Boot's before the kernel"
 }
 
@@ -524,7 +524,7 @@ if [ "$cuts" -gt 0 ]; then
         "at $(head -n 1 <<<"$sorted")-$(tail -n 1 <<<"$sorted") s emulated (median $(sed -n "$(((${#readies[@]} + 1) / 2))p" <<<"$sorted"));" \
         "the data partition's journal replayed after $replayed cuts; alerts on their way at $with_alerts cuts ($alerts_across in all)," \
         "$alerts_found of them found in the outbox at the next boot"
-    pi_estimate "$(head -n 1 <<<"$sorted")" "$(sed -n "$(((${#readies[@]} + 1) / 2))p" <<<"$sorted")" "$(tail -n 1 <<<"$sorted")"
+    pi_estimate "$(head -n 1 <<<"$sorted")" "$(tail -n 1 <<<"$sorted")"
 fi
 if [ "$updates" = 1 ] && [ "$cuts" -gt 0 ]; then
     update_boots
