@@ -149,20 +149,22 @@ if [ "${UNWIND_SKIP_DEPLOY:-0}" != 1 ]; then
     stage "deployment" env UNWIND_BINARY="$PWD/.build/debug/unwind" deploy/test.sh >.build/stage-deployment.log 2>&1 &
     deployment=$!
 fi
-# The Swift suites hold on a loaded machine (Tests/README.md, "The suite under load"): they run
-# while the preparations finish. Each later stage starts once the preparations it needs are
-# done. The arm64 stage builds its package first and the SD-card image's stage starts with it,
-# beside the rest of the arm64 stage (the package's single-threaded steps and the emulated
-# machine's waits leave a core free); the kernel rig comes last, its guest's timing checks on
-# a machine the others have left.
-stage "swift test" swift test --skip-build
+# The arm64 stage starts once the preparations it needs are done, beside the Swift suites, which
+# hold on a loaded machine (Tests/README.md, "The suite under load") and leave most of a core
+# free: it builds its package first, and the SD-card image's stage, which boots that package,
+# starts once the suites have ended and the package is there, beside the rest of the arm64
+# stage (the package's single-threaded steps and the emulated machine's waits leave a core
+# free). The kernel rig comes last, its guest's timing checks on a machine the others have left.
 rm -rf .build/arm64-package
 if [ "${UNWIND_SKIP_ARM64:-0}" != 1 ]; then
-    needs "arm64 toolchain" "trixie arm64 root"
-    stage "arm64 (cross-compiled, tests under qemu-user, package)" Tests/Arm64/arm64-tests.sh >.build/stage-arm64.log 2>&1 &
+    {
+        needs "arm64 toolchain" "trixie arm64 root"
+        stage "arm64 (cross-compiled, tests under qemu-user, package)" Tests/Arm64/arm64-tests.sh
+    } >.build/stage-arm64.log 2>&1 &
     arm64=$!
     echo "=== the arm64 stage runs beside the next ones; its output follows when it ends (.build/stage-arm64.log)"
 fi
+stage "swift test" swift test --skip-build
 if [ "${UNWIND_SKIP_IMAGE:-0}" != 1 ]; then
     needs "trixie arm64 root" "the image rig's modules"
     # The package the arm64 stage builds first; without it, the image stage builds one.

@@ -24,7 +24,7 @@
 # first frame counted; a PANIC held on gpio-sim as soon as the daemon runs, while the modem still
 # registers (its first 20 s), is journaled at once and sends exactly one AT+CMGS to each of the
 # two contacts, after the registration, and none to the third. Then --cuts N power cuts
-# (default 2; Tests/Image/power-cuts.sh runs 50): the machine is killed at a random moment
+# (default 5; Tests/Image/power-cuts.sh runs 50): the machine is killed at a random moment
 # while the device writes (a session, a maintainer's change, an alert journaled and held
 # unanswered by the modem), booted again; each
 # time the file systems check clean, every state file parses (nothing set aside) and every
@@ -54,7 +54,7 @@ repo=$(cd "$here/../.." && pwd)
 . "$repo/deploy/lib/toolkit.sh"
 deb=
 image=
-cuts=${UNWIND_IMAGE_CUTS:-2}
+cuts=${UNWIND_IMAGE_CUTS:-5}
 while [ $# -gt 0 ]; do
     case "$1" in
         --deb) deb=$2; shift 2 ;;
@@ -128,6 +128,13 @@ read -r data_start data_size < <(part_start 3)
 # (through the machine's firmware configuration: the kernel's command line is the card's own),
 # modem=0 no modem attached. The machine starts Debian's U-Boot for it (u-boot-qemu, beside the
 # image), which runs the card's boot.scr: the same slot choice as on a Pi.
+# The emulated CPU: qemu's "max" without pointer authentication (computed in software by TCG) and
+# without SVE, which no board has. Its atomic instructions (ARMv8.1 LSE), which the kernel and
+# glibc pick when a CPU has them, take about half the CPU of a Cortex-A72's exclusive loads and
+# stores under TCG: the same boot in two thirds of the time (Tests/measurements.md). That the
+# board's programs use no instruction its Cortex-A53 lacks is the arm64 stage's check
+# (qemu-user as a Cortex-A53, arm64_cpu in deploy/lib/toolkit.sh).
+guest_cpu=max,pauth=off,sve=off
 card=
 extra=
 modem=1
@@ -143,7 +150,7 @@ boot() {
     [ "$bundles" = 1 ] && [ "$updates" = 1 ] && disks=(-drive "file=$work/bundles.img,format=raw,if=none,id=bundles,readonly=on" -device virtio-blk-pci,drive=bundles)
     [ "$modem" = 1 ] && serial=(-device virtio-serial-pci -chardev "socket,id=modem,path=$work/modem.sock,server=on,wait=off"
         -device "virtconsole,chardev=modem")
-    qemu-system-aarch64 -M virt -cpu cortex-a72 -smp 2 -m 1024 -display none -no-reboot \
+    qemu-system-aarch64 -M virt -cpu "$guest_cpu" -smp 2 -m 1024 -display none -no-reboot \
         -bios "$u_boot" -fw_cfg "name=opt/unwind-test,string=${extra:-none}" \
         -drive "file=${card:-$image},format=raw,if=none,id=card" -device virtio-blk-pci,drive=card \
         "${disks[@]}" "${serial[@]}" \
