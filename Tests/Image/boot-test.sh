@@ -129,9 +129,9 @@ read -r data_start data_size < <(part_start 3)
 # modem=0 no modem attached. The machine starts Debian's U-Boot for it (u-boot-qemu, beside the
 # image), which runs the card's boot.scr: the same slot choice as on a Pi.
 # The emulated CPU: qemu's "max" without pointer authentication (computed in software by TCG) and
-# without SVE, which no board has. Its atomic instructions (ARMv8.1 LSE), which the kernel and
-# glibc pick when a CPU has them, take about half the CPU of a Cortex-A72's exclusive loads and
-# stores under TCG: the same boot in two thirds of the time (Tests/measurements.md). That the
+# without SVE, which no board has. The kernel and glibc use its later features when a CPU has
+# them (ARMv8.1's atomic instructions among them), and under TCG they cost less than a Cortex-
+# A72's ways: the whole boot test in two thirds of the time (Tests/measurements.md). That the
 # board's programs use no instruction its Cortex-A53 lacks is the arm64 stage's check
 # (qemu-user as a Cortex-A53, arm64_cpu in deploy/lib/toolkit.sh).
 guest_cpu=max,pauth=off,sve=off
