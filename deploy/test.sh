@@ -36,6 +36,10 @@ verdict() {
 }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/unwind-deploy-test.XXXXXX")
+# The chroots below (the package's install test, the playbook's devices) run with this
+# environment, and a TMPDIR of the host's is not in them: dpkg-deb and apt there could make no
+# temporary file. From here on it is /tmp, which every chroot has.
+export TMPDIR=/tmp
 # shellcheck source=tests/chroot.sh
 . "$here/tests/chroot.sh"
 # shellcheck source=tests/package.sh
