@@ -292,6 +292,15 @@ grep -a "UNWIND-PROBE unit-started-us" "$work/first.console" | head -n 1
 if [ -n "$start_us" ] && [ -n "$ready_s" ]; then
     pass "the daemon's own share: unit start at $(awk "BEGIN{printf \"%.1f\", $(grep -a 'UNWIND-PROBE unit-started-us' "$work/first.console" | awk '{print $3}')/1e6}") s, PANIC-ready at $ready_s s (emulated)"
 fi
+# journaled_first BOOT: the daemon journaled PANIC-ready, and no later than the probe saw it.
+journaled_first() {
+    local d p
+    d=$(probe_field "$1" daemon-ready)
+    p=$(probe "$1" panic-ready)
+    check "$1: the daemon journaled PANIC-ready at ${d:-?} s of uptime, the probe saw it at ${p:-?} s" \
+        awk -v d="$d" -v p="$p" 'BEGIN { exit !(d ~ /^[0-9]+([.][0-9]+)?$/ && p ~ /^[0-9]+([.][0-9]+)?$/ && d + 0 <= p + 0) }'
+}
+journaled_first first
 checks_of first
 check "frames were drawn on the bus" grep -qE "^Loop: +[1-9][0-9]* frames" <<<"$status"
 check "the setup file's result names line 10 (contact 3's number)" grep -aq "UNWIND-SETUP .*line 10" "$work/first.console"
@@ -440,6 +449,7 @@ alerts_across=0
 alerts_found=0
 replayed=0
 readies=()
+daemon_readies=()
 failed_before_cuts=$checks_failed
 subset() { # a,b,c  x,y -> every id of $1 in $2
     local id
@@ -475,6 +485,9 @@ for ((i = 1; i <= cuts; i++)); do
         check "after a cut during an install, the old slot booted ($(probe_field "cut$i" slot))" [ "$(probe_field "cut$i" slot)" = "$slot_after_cut" ]
     ready=$(probe "cut$i" panic-ready)
     [ -n "$ready" ] && readies+=("$ready")
+    journaled_first "cut$i"
+    daemon_ready=$(probe_field "cut$i" daemon-ready)
+    [[ $daemon_ready =~ ^[0-9]+([.][0-9]+)?$ ]] && daemon_readies+=("$daemon_ready")
     at_boot=$(probe_field "cut$i" outbox-at-boot)
     if [ "$i" -gt 1 ]; then
         found_again $((i - 1)) "$journaled" "$at_boot"
@@ -490,7 +503,7 @@ for ((i = 1; i <= cuts; i++)); do
         with_alerts=$((with_alerts + 1))
         alerts_across=$((alerts_across + $(tr ',' '\n' <<<"$journaled" | wc -l)))
     fi
-    echo "power cut $i: booted to PANIC-ready at $ready s (emulated uptime), cut $delay s into the writes; outbox at the cut: $journaled"
+    echo "power cut $i: booted to PANIC-ready at ${daemon_ready:-?} s (emulated uptime; the probe saw it at $ready s), cut $delay s into the writes; outbox at the cut: $journaled"
     check "cut $i: the root file system checks clean" fs_clean "$root_start" "$root_size"
     check "cut $i: the data file system checks clean (journal replayed)" fs_clean "$data_start" "$data_size"
     [ "${fs_first:-0}" = 1 ] && replayed=$((replayed + 1))
@@ -531,6 +544,12 @@ if [ "$cuts" -gt 0 ]; then
         "at $(head -n 1 <<<"$sorted")-$(tail -n 1 <<<"$sorted") s emulated (median $(sed -n "$(((${#readies[@]} + 1) / 2))p" <<<"$sorted"));" \
         "the data partition's journal replayed after $replayed cuts; alerts on their way at $with_alerts cuts ($alerts_across in all)," \
         "$alerts_found of them found in the outbox at the next boot"
+    # The daemon's own journaled moments, when every boot has one: the probe's look follows them.
+    if [ "${#daemon_readies[@]}" -gt 0 ] && [ "${#daemon_readies[@]}" = "${#readies[@]}" ]; then
+        sorted=$(printf '%s\n' "${daemon_readies[@]}" | sort -n)
+        echo "figures: the daemon journaled PANIC-ready at $(head -n 1 <<<"$sorted")-$(tail -n 1 <<<"$sorted") s of emulated uptime" \
+            "(median $(sed -n "$(((${#daemon_readies[@]} + 1) / 2))p" <<<"$sorted"))"
+    fi
     pi_estimate "$(head -n 1 <<<"$sorted")" "$(tail -n 1 <<<"$sorted")"
 fi
 if [ "$updates" = 1 ] && [ "$cuts" -gt 0 ]; then
