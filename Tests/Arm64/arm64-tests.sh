@@ -163,7 +163,8 @@ if [ ${#failed[@]} -eq 0 ]; then
     if [[ " ${failed[*]} " != *" cross-compile"* ]] && [ "${UNWIND_ARM64_TESTS:-board}" != 0 ]; then
         step "the Swift suites on aarch64 (qemu-user; ${UNWIND_ARM64_TESTS:-board})" emulated_tests
     fi
-    # Last: by then the image's boots are over, and the rig's guest has the machine's time.
+    # Last: the other steps are done, so the rig's guest shares the machine with no more than
+    # the SD-card image's last boots (run-all.sh runs the two stages side by side).
     if [ "${UNWIND_ARM64_SKIP_AMD64:-0}" != 1 ] && [ "${UNWIND_ARM64_SKIP_AMD64_RIG:-0}" != 1 ] &&
         [[ " ${failed[*]} " != *" native amd64 build"* ]]; then
         step "kernel rig with sid's libgpiod 2 (the v2 shim on gpio-sim)" amd64_rig

@@ -16,6 +16,9 @@ set -euo pipefail
 # log, die
 # shellcheck source-path=SCRIPTDIR source=../../deploy/lib/toolkit.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../../deploy/lib/toolkit.sh"
+# install_missing
+# shellcheck source-path=SCRIPTDIR source=../../deploy/lib/apt.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../deploy/lib/apt.sh"
 tarball=$1
 out=$2
 
@@ -81,6 +84,8 @@ if [ -f "$out/stamp" ] && [ "$(cat "$out/stamp")" = "$stamp" ] && [ -s "$out/gpi
     exit 0
 fi
 t0=$SECONDS
+# The kernel's source is unpacked on the host (build_modules): its xz.
+install_missing xz-utils || die "could not install xz-utils"
 rm -f "$out/stamp" "$out/kver"
 build_modules
 grep -aq "vermagic=$kver " "$root/out/gpio-sim.ko" || die "gpio-sim.ko is not for $kver"
