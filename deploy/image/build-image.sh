@@ -233,6 +233,21 @@ install -m 0644 "$keyring" "$root/etc/rauc/keyring.pem"
 # Among them, ifupdown's networking.service: systemd-networkd brings up the Wi-Fi the setup file
 # gives; and e2scrub, which needs LVM.
 chroot "$root" systemctl mask networking.service e2scrub_reap.service systemd-timesyncd.service apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer >/dev/null 2>&1 || true
+# And the early boot's units that load or mount what the device never uses (DRM, FUSE, EFI's
+# pstore, huge pages, POSIX message queues, the kernel's debug and trace file systems, network
+# units from the kernel's command line): on two cores they compete for the CPU with the units the
+# panic path waits for. kmod-static-nodes stays: RAUC mounts a bundle through /dev/loop-control,
+# one of its nodes.
+chroot "$root" systemctl mask modprobe@drm.service modprobe@efi_pstore.service modprobe@fuse.service \
+    sys-fs-fuse-connections.mount dev-hugepages.mount dev-mqueue.mount sys-kernel-debug.mount sys-kernel-tracing.mount \
+    systemd-network-generator.service systemd-pstore.service >/dev/null 2>&1 || true
+# So are the generators that find nothing to do on this card (it has no GPT, TPM, hibernation,
+# rc.local, SysV-only scripts or VSOCK; systemd runs each one before any unit starts): fstab's,
+# the getty's and the debug shell's stay.
+install -d "$root/etc/systemd/system-generators"
+for g in gpt-auto hibernate-resume rc-local run ssh system-update sysv tpm2; do
+    ln -sfn /dev/null "$root/etc/systemd/system-generators/systemd-$g-generator"
+done
 install -d -m 0755 "$root/data"
 # The slot's kernel and initramfs under fixed names, for boot.scr: Debian's own links in /boot
 # (link_in_boot: a kernel package's install moves them to its version).
