@@ -39,7 +39,8 @@
 #
 # Prints "ok - ..." / "FAIL - ..." per check, "N passed, N failed, N skipped" last; exits 1 on a failure.
 # Before any boot, the card's own Pi U-Boot in qemu's raspi3b (pi-uboot.py): with a modem talking
-# and echoing on its UART it still runs boot.scr. The last boot rates the emulated CPU with
+# and echoing on its UART it still runs boot.scr; with one sending random bytes and Ctrl-C the
+# slot's kernel still starts. The last boot rates the emulated CPU with
 # 7-Zip, and the boots after a cut are scaled to a Pi Zero 2 W's (an estimate that errs high).
 # Prints systemd-analyze's view of the first boot and of the last (time, critical-chain
 # unwind.service, blame), from inside the guest.
@@ -60,7 +61,7 @@ while [ $# -gt 0 ]; do
         --deb) deb=$2; shift 2 ;;
         --image) image=$2; shift 2 ;;
         --cuts) cuts=$2; shift 2 ;;
-        -h | --help) sed -n '2,46p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,47p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die --status 2 "unknown option $1" ;;
     esac
 done
@@ -236,12 +237,17 @@ pi_uboot() {
     fdtput -d "$work/no-bootdelay.dtb" /config bootdelay
     out=$(python3 "$here/pi-uboot.py" --card "$pi" --u-boot "$work/u-boot-rpi.bin" --dtb "$work/no-bootdelay.dtb" --timeout 30)
     check "... and without the device tree's bootdelay, the same modem stops it: $out" grep -q "^stopped (at U-Boot's prompt)" <<<"$out"
+    # A modem sending random bytes and Ctrl-C (0x03) through the whole of boot.scr, from the
+    # card's slots' state as built: slot A's kernel still starts, its try counted once.
+    dd if="$image" of="$pi" bs=1024 skip=1024 seek=1024 count=16 conv=notrunc status=none
+    out=$(python3 "$here/pi-uboot.py" --card "$pi" --u-boot "$work/u-boot-rpi.bin" --dtb "$dtb" --noise random --until kernel --timeout 300)
+    check "the Pi's U-Boot, a modem sending random bytes and Ctrl-C from power-on: $out; the slots then $(slots "$pi")" \
+        bash -c 'grep -q "^the kernel started" <<<"$1" && [ "$2" = "AB 2 3" ]' _ "$out" "$(slots "$pi")"
     rm -f "$pi"
 }
-pi_uboot
 # The slots' state at 1 MiB (U-Boot's environment format: a CRC-32, then name=value\0...).
-slots() {
-    dd if="$image" bs=1024 skip=1024 count=16 status=none | python3 -c '
+slots() { # [card]
+    dd if="${1:-$image}" bs=1024 skip=1024 count=16 status=none | python3 -c '
 import sys, zlib, struct
 b = sys.stdin.buffer.read()
 crc, = struct.unpack("<I", b[:4])
@@ -249,6 +255,7 @@ if zlib.crc32(b[4:]) != crc: print("bad-crc"); sys.exit()
 v = dict(e.split("=", 1) for e in b[4:].split(b"\0\0")[0].decode().split("\0") if "=" in e)
 print(v.get("BOOT_ORDER", "-").replace(" ", ""), v.get("BOOT_A_LEFT", "-"), v.get("BOOT_B_LEFT", "-"))'
 }
+pi_uboot
 check "the card: boot, slots A and B, data; the slots' state: A first, 3 tries each ($(slots))" \
     bash -c '[ "$(sfdisk -J "$1" | python3 -c "import json,sys; print(len(json.load(sys.stdin)[\"partitiontable\"][\"partitions\"]))")" = 4 ] && [ "$2" = "AB 3 3" ]' _ "$image" "$(slots)"
 # shellcheck source-path=SCRIPTDIR source=update-checks.sh

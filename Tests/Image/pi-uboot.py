@@ -1,13 +1,19 @@
 #!/usr/bin/env python3
 """The card's own U-Boot for the Pi (u-boot-rpi) in qemu's Raspberry Pi 3 machine, with a modem
-on the header UART that talks from power-on and echoes every byte back, as a GSM modem in
-command mode does. U-Boot's console is that UART: a byte during its countdown would leave it
-at its prompt. Passes when the card's boot.scr runs (it prints "unwind: slots").
+on the header UART that talks from power-on. U-Boot's console is that UART: a byte during its
+countdown would leave it at its prompt, and a Ctrl-C (0x03) while boot.scr runs can stop a
+command or a loop of it. What the modem sends (--noise):
+  echo     "RDY" again and again, and every byte back, as a GSM modem in command mode does;
+  ctrl-c   0x03 again and again, and every byte back;
+  random   random bytes, 0x03 among them, again and again.
+Passes when the card's boot.scr runs (it prints "unwind: slots"), or with --until kernel when it
+goes on to start the slot's kernel (U-Boot's "Starting kernel").
 
-usage: pi-uboot.py --card IMG --u-boot BIN --dtb DTB [--timeout S]
+usage: pi-uboot.py --card IMG --u-boot BIN --dtb DTB [--noise echo|ctrl-c|random]
+                   [--until scr|kernel] [--timeout S]
   IMG: a copy of the card whose size is a power of two (qemu's SD card needs it); its slots'
-  state is counted down by boot.scr. Prints one line, "boot.scr ran after N s" or "stopped
-  (...)", and exits 0 or 1.
+  state is counted down by boot.scr. Prints one line, "boot.scr ran after N s", "the kernel
+  started after N s" or "stopped (...)", and exits 0 or 1.
 
 qemu's raspi3b has the BCM2837 of the Pi 3 and the Zero 2 W. Its second serial port is the mini
 UART, the header's pins 8 and 10 in the Pi 3 and Zero 2 W device trees: the modem's.
@@ -23,8 +29,11 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--card", required=True)
 parser.add_argument("--u-boot", required=True)
 parser.add_argument("--dtb", required=True)
+parser.add_argument("--noise", choices=["echo", "ctrl-c", "random"], default="echo")
+parser.add_argument("--until", choices=["scr", "kernel"], default="scr")
 parser.add_argument("--timeout", type=float, default=60)
 args = parser.parse_args()
+goal = b"unwind: slots" if args.until == "scr" else b"Starting kernel"
 
 qemu = subprocess.Popen(
     ["qemu-system-aarch64", "-M", "raspi3b", "-kernel", args.u_boot, "-dtb", args.dtb,
@@ -52,16 +61,22 @@ def console():
             return
         with lock:
             seen.extend(data)
-            # boot.scr ran, or U-Boot sits at its prompt (it stays there).
-            if b"unwind: slots" in seen or b"U-Boot>" in seen:
+            # The goal, U-Boot at its prompt (it stays there), or boot.scr giving up.
+            if goal in seen or b"U-Boot>" in seen or b"did not start" in seen or b"resetting" in seen:
                 done.set()
-        send(data)  # the modem's echo
+        if args.noise != "random":
+            send(data)  # the modem's echo
 
 
 def modem():
-    # What a modem says at power-on, again and again from the first moment.
+    # What the modem says, again and again from the first moment.
     while not done.is_set():
-        send(b"\r\nRDY\r\n")
+        if args.noise == "echo":
+            send(b"\r\nRDY\r\n")
+        elif args.noise == "ctrl-c":
+            send(b"\x03")
+        else:
+            send(os.urandom(16) + b"\x03")
         time.sleep(0.1)
 
 
@@ -76,9 +91,14 @@ finally:
     qemu.wait()
 with lock:
     text = bytes(seen)
-if b"unwind: slots" in text:
-    print(f"boot.scr ran after {elapsed:.1f} s")
+if goal in text:
+    print(f"{'boot.scr ran' if args.until == 'scr' else 'the kernel started'} after {elapsed:.1f} s")
     sys.exit(0)
-why = "at U-Boot's prompt" if b"U-Boot>" in text else "no boot.scr"
+if b"U-Boot>" in text:
+    why = "at U-Boot's prompt"
+elif b"did not start" in text or b"resetting" in text:
+    why = "boot.scr gave up"
+else:
+    why = "no boot.scr" if b"unwind: slots" not in text else "no kernel started"
 print(f"stopped ({why}) after {elapsed:.1f} s; the console's end: {text[-120:]!r}")
 sys.exit(1)
