@@ -183,12 +183,16 @@ power_off() {
     qemu_pid=
     modem_pid=
 }
-probe() { tr -d '\r' <"$work/$1.console" | grep -a "UNWIND-PROBE $2 " | tail -n 1 | awk '{print $NF}'; }
-probe_field() { tr -d '\r' <"$work/$1.console" | grep -a "UNWIND-PROBE $2 " | tail -n 1 | awk '{print $3}'; }
+# console NAME: the boot's console without CRs, each rig line from its marker on: what else was
+# written to the console before it on the same line (systemd's terminal reset, a kernel message)
+# left out.
+console() { tr -d '\r' <"$work/$1.console" | sed 's/^.*\(UNWIND-[A-Z]\{1,\} \)/\1/'; }
+probe() { console "$1" | grep -a "^UNWIND-PROBE $2 " | tail -n 1 | awk '{print $NF}'; }
+probe_field() { console "$1" | grep -a "^UNWIND-PROBE $2 " | tail -n 1 | awk '{print $3}'; }
 checks_of() { # console -> pass/fail per UNWIND-CHECK line
     while read -r _ verdict what; do
         if [ "$verdict" = ok ]; then pass "$1: $what"; else fail "$1: $what"; fi
-    done < <(grep -a '^UNWIND-CHECK ' "$work/$1.console")
+    done < <(console "$1" | grep -a '^UNWIND-CHECK ')
 }
 
 # A partition out of the image, checked on a copy (a journal replay writes).

@@ -69,7 +69,7 @@ same_card_state() { # what, name before, name after
 }
 
 # The probe's lines of one boot.
-probe_lines() { tr -d '\r' <"$work/$1.console" | grep -a "^$2"; }
+probe_lines() { console "$1" | grep -a "^$2"; }
 # hashes CONSOLE WHEN: the state's "sha256 path" lines the probe printed, sorted.
 hashes() { probe_lines "$1" "UNWIND-HASH $2 " | awk '{print $3, $4}' | sort; }
 same_state() { # what, console when, console when
