@@ -4,12 +4,11 @@ on the header UART that talks from power-on. U-Boot's console is that UART: a by
 countdown would leave it at its prompt, and a Ctrl-C (0x03) while boot.scr runs can stop a
 command or a loop of it. What the modem sends (--noise):
   echo     "RDY" again and again, and every byte back, as a GSM modem in command mode does;
-  ctrl-c   0x03 again and again, and every byte back;
-  random   random bytes, 0x03 among them, again and again.
+  random   random bytes and a 0x03 after each 16 of them, again and again.
 Passes when the card's boot.scr runs (it prints "unwind: slots"), or with --until kernel when it
 goes on to start the slot's kernel (U-Boot's "Starting kernel").
 
-usage: pi-uboot.py --card IMG --u-boot BIN --dtb DTB [--noise echo|ctrl-c|random]
+usage: pi-uboot.py --card IMG --u-boot BIN --dtb DTB [--noise echo|random]
                    [--until scr|kernel] [--timeout S]
   IMG: a copy of the card whose size is a power of two (qemu's SD card needs it); its slots'
   state is counted down by boot.scr. Prints one line, "boot.scr ran after N s", "the kernel
@@ -29,7 +28,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--card", required=True)
 parser.add_argument("--u-boot", required=True)
 parser.add_argument("--dtb", required=True)
-parser.add_argument("--noise", choices=["echo", "ctrl-c", "random"], default="echo")
+parser.add_argument("--noise", choices=["echo", "random"], default="echo")
 parser.add_argument("--until", choices=["scr", "kernel"], default="scr")
 parser.add_argument("--timeout", type=float, default=60)
 args = parser.parse_args()
@@ -64,19 +63,14 @@ def console():
             # The goal, U-Boot at its prompt (it stays there), or boot.scr giving up.
             if goal in seen or b"U-Boot>" in seen or b"did not start" in seen or b"resetting" in seen:
                 done.set()
-        if args.noise != "random":
+        if args.noise == "echo":
             send(data)  # the modem's echo
 
 
 def modem():
     # What the modem says, again and again from the first moment.
     while not done.is_set():
-        if args.noise == "echo":
-            send(b"\r\nRDY\r\n")
-        elif args.noise == "ctrl-c":
-            send(b"\x03")
-        else:
-            send(os.urandom(16) + b"\x03")
+        send(b"\r\nRDY\r\n" if args.noise == "echo" else os.urandom(16) + b"\x03")
         time.sleep(0.1)
 
 
