@@ -68,7 +68,7 @@ done
 
 # shellcheck source-path=SCRIPTDIR source=../../deploy/lib/apt.sh
 . "$repo/deploy/lib/apt.sh"
-install_missing qemu-system-arm python3 mtools e2fsprogs dosfstools device-tree-compiler ||
+install_missing qemu-system-arm python3 mtools e2fsprogs dosfstools device-tree-compiler openssh-client ||
     die "could not install the emulator and the card's tools"
 
 work=$(mktemp -d "${TMPDIR:-/var/tmp}/unwind-boot-test.XXXXXX")
@@ -77,6 +77,7 @@ modem_pid=
 cleanup() {
     [ -n "$qemu_pid" ] && kill -KILL "$qemu_pid" 2>/dev/null
     [ -n "$modem_pid" ] && kill "$modem_pid" 2>/dev/null
+    [ -n "${server_pid:-}" ] && kill "$server_pid" 2>/dev/null
     if [ "${UNWIND_IMAGE_KEEP:-0}" = 1 ]; then log "kept $work"; else rm -rf --one-file-system "$work"; fi
 }
 trap cleanup EXIT
@@ -102,7 +103,11 @@ if [ -z "$image" ]; then
         finish
     fi
     mkdir -p "$work/bundles"
-    args=(--out "$image" --overlay "$here/rig-root" --overlay "$work/modules" --config "$here/unwind-test.conf" --setup "$here/unwind-setup-test.txt"
+    # The maintainer's SSH key, in the setup file as a clinic gives it (the update checks log in
+    # with it).
+    ssh-keygen -q -t ed25519 -N "" -C "unwind boot test" -f "$work/maintainer-key" </dev/null || { fail "the maintainer's SSH key"; finish; }
+    { cat "$here/unwind-setup-test.txt"; printf 'ssh key: %s\r\n' "$(cat "$work/maintainer-key.pub")"; } >"$work/unwind-setup.txt"
+    args=(--out "$image" --overlay "$here/rig-root" --overlay "$work/modules" --config "$here/unwind-test.conf" --setup "$work/unwind-setup.txt"
         --kernel-args "console=ttyAMA0 panic=-1 systemd.show_status=0 quiet"
         --keyring "$work/keys/ca.cert.pem" --bundle "$work/bundles/update.raucb" --bundle-version "$update_version"
         --signing-cert "$work/keys/signer.cert.pem" --signing-key "$work/keys/signer.key.pem")
@@ -140,22 +145,27 @@ card=
 extra=
 modem=1
 bundles=0
+network=0
 updates=${updates:-1}
 boot() {
     local name=$1
     shift
     rm -f "$work/modem.sock"
     : >"$work/$name.console"
-    local serial=() disks=()
+    local serial=() disks=() nic=(-nic none)
     # shellcheck disable=SC2054 # qemu's own option syntax
     [ "$bundles" = 1 ] && [ "$updates" = 1 ] && disks=(-drive "file=$work/bundles.img,format=raw,if=none,id=bundles,readonly=on" -device virtio-blk-pci,drive=bundles)
     [ "$modem" = 1 ] && serial=(-device virtio-serial-pci -chardev "socket,id=modem,path=$work/modem.sock,server=on,wait=off"
         -device "virtconsole,chardev=modem")
+    # The host's update server (bundle-server.py on 127.0.0.1) is 10.0.2.2 to the machine.
+    # The maintainer's SSH reaches the machine's port 22 through $ssh_port on the host's loopback.
+    # shellcheck disable=SC2054 # qemu's own option syntax
+    [ "$network" = 1 ] && nic=(-nic "user,model=virtio-net-pci,hostfwd=tcp:127.0.0.1:$ssh_port-:22")
     qemu-system-aarch64 -M virt -cpu "$guest_cpu" -smp 2 -m 1024 -display none -no-reboot \
         -bios "$u_boot" -fw_cfg "name=opt/unwind-test,string=${extra:-none}" \
         -drive "file=${card:-$image},format=raw,if=none,id=card" -device virtio-blk-pci,drive=card \
         "${disks[@]}" "${serial[@]}" \
-        -serial "file:$work/$name.console" -nic none -monitor none >"$work/$name.qemu" 2>&1 &
+        -serial "file:$work/$name.console" "${nic[@]}" -monitor none >"$work/$name.qemu" 2>&1 &
     qemu_pid=$!
     if [ "$modem" = 1 ]; then
         python3 "$here/modem.py" --socket "$work/modem.sock" --log "$work/modem.log" "$@" &
@@ -523,10 +533,14 @@ if [ "$cuts" -gt 0 ]; then
     # The last boot, with a modem that answers: what the cuts left journaled goes out.
     from=$(wc -l <"$work/modem.log")
     extra="unwind_test.final=1"
-    [ "$updates" = 1 ] && extra="$extra unwind_test.install=other-key+other-board+cut-short+update" && bundles=1
+    # The update itself: the maintainer installs it over SSH, streamed from the update server
+    # (the refused ones come on the disk).
+    [ "$updates" = 1 ] && start_bundle_server && bundles=1 && network=1 &&
+        extra="$extra unwind_test.install=other-key+other-board+cut-short+ssh:update"
     boot final
     extra=
     bundles=0
+    network=0
     if wait_console final "UNWIND-PROBE (outbox-unsent-final|not-ready)" 1200; then
         checks_of final
         echo "a later boot (nothing new to import), as systemd saw it:"
@@ -543,11 +557,13 @@ if [ "$cuts" -gt 0 ]; then
         [ -n "$held" ] || echo "(no alert was on its way at the last cut)"
         [ "$updates" = 1 ] &&
             check "the last boot, after a cut during an install: the old slot ($(probe_field final slot))" [ "$(probe_field final slot)" = "$slot_after_cut" ]
+        [ "$updates" = 1 ] && maintainer_update final update
         [ "$updates" = 1 ] && { wait_console final "UNWIND-PROBE done" 1200 || fail "the last boot: the probe never finished its installs"; }
     else
         fail "the last boot: the probe never reached its checks"
         tail -n 40 "$work/final.console"
     fi
+    stop_bundle_server
     power_off
     check "the boot partition was not written after the setup (nothing new to import)" [ "$(boot_sum)" = "$boot_after_setup" ]
     sorted=$(printf '%s\n' "${readies[@]}" | sort -n)

@@ -9,7 +9,9 @@
 # under another authority; "other-board", built for another board; "cut-short", a bundle missing
 # its end. The boot test then: installs "update" during each power cut (the next boot must be
 # the old slot, PANIC working); on its last boot, offers the three bad bundles (refused, the
-# slots as they were) and installs "update" (the state's hashes unchanged); boots the new slot on
+# slots as they were), then the maintainer installs "update" over SSH (the setup file's key,
+# sudo), streamed from an update server on the host (bundle-server.py: what it downloaded; the
+# state's hashes unchanged); boots the new slot on
 # trial (kept once PANIC-ready, the state as it was, PANIC reaching the modem, the maintainer
 # told in `unwind status`) and installs "broken" from it; boots "broken" on trial (never
 # PANIC-ready: the slot keeper restarts the machine) and comes back on the slot before it, which
@@ -47,6 +49,51 @@ prepare_bundles() {
     update_bytes=$(stat -c %s "$work/bundles/update.raucb")
     echo "bundles: update $((update_bytes / 1048576)) MiB, broken $(($(stat -c %s "$work/bundles/broken.raucb") / 1048576)) MiB; made in $((SECONDS - t)) s"
 }
+
+# The update server (bundle-server.py) the last boot streams the update from, serving the
+# bundles' directory; what it sent is in $work/server.log. Also a free port of the host's for
+# the machine's SSH (qemu's hostfwd).
+server_pid=
+server_port=
+ssh_port=
+start_bundle_server() {
+    rm -f "$work/server.port" "$work/server.log"
+    ssh_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    python3 "$here/bundle-server.py" --dir "$work/bundles" --port-file "$work/server.port" --log "$work/server.log" &
+    server_pid=$!
+    for _ in $(seq 1 100); do
+        [ -s "$work/server.port" ] && { server_port=$(cat "$work/server.port"); return 0; }
+        kill -0 "$server_pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    fail "the update server (bundle-server.py) did not start"
+    return 1
+}
+stop_bundle_server() {
+    [ -n "$server_pid" ] || return 0
+    kill "$server_pid" 2>/dev/null
+    wait "$server_pid" 2>/dev/null
+    server_pid=
+}
+# maintainer_update CONSOLE NAME: when the probe asks for it ("install-wanted NAME"), the
+# maintainer's update as deploy/README.md gives it: SSH with the setup file's key as
+# "maintainer", then `sudo rauc install URL` (the bundle streamed from the update server). Its
+# exit status goes back to the probe (/run/unwind-test-installed-NAME), which goes on.
+maintainer_update() {
+    local rc
+    if ! wait_console "$1" "UNWIND-PROBE install-wanted $2 " 1200; then
+        fail "the maintainer's update: the probe never asked for it"
+        return
+    fi
+    timeout 1200 ssh -i "$work/maintainer-key" -p "$ssh_port" -o BatchMode=yes -o StrictHostKeyChecking=no \
+        -o UserKnownHostsFile=/dev/null -o ConnectTimeout=60 -o LogLevel=ERROR maintainer@127.0.0.1 \
+        "sudo rauc install http://10.0.2.2:$server_port/$2.raucb; echo \$? | sudo tee /run/unwind-test-installed-$2 >/dev/null" \
+        >"$work/ssh-$2.log" 2>&1
+    rc=$?
+    check "the maintainer logged in over SSH with the setup file's key and ran sudo rauc install (ssh exit $rc: $(grep -v '^ *[0-9]*% ' "$work/ssh-$2.log" | tail -n 2 | tr '\n' ' ' | cut -c1-200))" [ "$rc" = 0 ]
+}
+# streamed NAME: "<bytes sent> <requests>" of NAME.raucb, from the update server's log.
+streamed() { awk -v p="/$1.raucb" '$1 == "GET" && $2 == p {s += $4; n++} END {print s + 0, n + 0}' "$work/server.log" 2>/dev/null; }
 
 # card_state NAME: every file of the data partition's state and configuration (/data/state,
 # /data/etc-unwind) with its hash, read on the host from a copy of the partition whose journal
@@ -129,6 +176,12 @@ update_boots() {
     t=$(probe_lines final "UNWIND-PROBE install update " | tail -n 1 | awk '{print $NF}')
     install_took=$(awk -v a="$(probe_lines final "UNWIND-PROBE slots-after cut-short " | awk '{print $NF}')" -v b="$t" 'BEGIN { if (a != "" && b != "") printf "%.0f", b - a }')
     same_state "the install" final before final installed
+    # Streamed: RAUC's adaptive install fetches only the blocks neither slot holds. The update is
+    # slot A's own file system under a new version, so what it downloads is the install's fixed
+    # cost: the manifest and signature, the block hashes, the verity tree of what it read.
+    read -r streamed_bytes streamed_requests < <(streamed update)
+    check "the update streamed from the update server: $((streamed_bytes / 1048576)) MiB downloaded of the $((update_bytes / 1048576)) MiB bundle in $streamed_requests requests (the blocks slot A holds were not fetched)" \
+        bash -c '[ "$1" -gt 0 ] && [ $(($1 * 4)) -lt "$2" ]' _ "$streamed_bytes" "$update_bytes"
 
     # --- the new slot on trial -----------------------------------------------------------------
     from=$(wc -l <"$work/modem.log")
@@ -207,5 +260,5 @@ update_boots() {
     pi_device_trees "after the updates"
     extra=
     bundles=0
-    echo "updates: bundle $((update_bytes / 1048576)) MiB; its install ${install_took:-?} s (emulated); a broken update to PANIC-ready on the slot before it: $broken_took s here for the broken trial, then ${fallback_ready:-?} s of uptime; cuts during an install: $cuts_in_install"
+    echo "updates: bundle $((update_bytes / 1048576)) MiB, streamed ${streamed_bytes:-?} bytes of it in ${streamed_requests:-?} requests; its install ${install_took:-?} s (emulated); a broken update to PANIC-ready on the slot before it: $broken_took s here for the broken trial, then ${fallback_ready:-?} s of uptime; cuts during an install: $cuts_in_install"
 }

@@ -11,7 +11,10 @@
 # hash tree, signed with --cert and --key (deploy/image/signing-key.sh's signer), so a device
 # checks every block it reads and refuses a bundle signed under another authority, built for
 # another board (--compatible, default the image's own from root/etc/rauc/system.conf) or cut
-# short. Needs rauc and squashfs-tools (installed from Debian when missing).
+# short. The image carries a hash of each 4 KiB block (RAUC's adaptive "block-hash-index"): a
+# device that streams the bundle from a URL (rauc install https://...) fetches only the blocks
+# that neither of its slots holds already. Needs rauc and squashfs-tools (installed from Debian
+# when missing).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # log, die
@@ -31,7 +34,7 @@ while [ $# -gt 0 ]; do
         --key) key=${2:?--key needs a file}; shift 2 ;;
         --out) out=${2:?--out needs a file}; shift 2 ;;
         --compatible) compatible=${2:?--compatible needs a name}; shift 2 ;;
-        -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die --status 2 "unknown option $1 (see --help)" ;;
     esac
 done
@@ -65,6 +68,7 @@ format=verity
 
 [image.rootfs]
 filename=rootfs.ext4
+adaptive=block-hash-index
 MANIFEST
 rm -f "$out"
 rauc bundle --cert="$cert" --key="$key" "$work/content" "$out" >"$work/rauc.log" 2>&1 ||

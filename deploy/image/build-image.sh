@@ -208,7 +208,8 @@ unshare --mount --propagation private bash -ec '
         # With its dependencies from the archive, as on a board (apt install ./unwind.deb).
         apt-get -o Acquire::Check-Valid-Until=false update -qq
         # RAUC installs updates into the other slot; it writes the slots state with fw_setenv.
-        apt-get install -y -qq --no-install-recommends /tmp/unwind.deb rauc rauc-service libubootenv-tool fdisk >/dev/null
+        # sudo: the maintainer over SSH installs updates as root (root/etc/sudoers.d).
+        apt-get install -y -qq --no-install-recommends /tmp/unwind.deb rauc rauc-service libubootenv-tool fdisk sudo >/dev/null
         rm /tmp/unwind.deb
         # U-Boot for the Pis (on the boot partition) and for the emulated machine (beside the
         # image), from the same archive; not installed in the system.
@@ -230,6 +231,7 @@ done
 chroot "$root" systemctl enable unwind-data.service unwind-firstboot.service unwind-wifi.service systemd-networkd.service >/dev/null 2>&1
 chroot "$root" systemctl enable unwind.service ssh.service unwind-slot-good.service unwind-data-grow.service >/dev/null 2>&1
 install -m 0644 "$keyring" "$root/etc/rauc/keyring.pem"
+chmod 0440 "$root/etc/sudoers.d/unwind-maintainer"
 # Among them, ifupdown's networking.service: systemd-networkd brings up the Wi-Fi the setup file
 # gives; and e2scrub, which needs LVM.
 chroot "$root" systemctl mask networking.service e2scrub_reap.service systemd-timesyncd.service apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer >/dev/null 2>&1 || true
@@ -326,7 +328,16 @@ root_mib=$(du -s -B1M "$root" | cut -f1)
 [ $((root_mib * 4 / 3)) -le "$slot_mib" ] || die "the system (${root_mib} MiB) leaves too little room in a ${slot_mib} MiB slot"
 mkfs.vfat -F 32 -n UNWIND-BOOT -C "$work/boot.vfat" $((boot_mib * 1024)) >/dev/null
 mcopy -s -Q -i "$work/boot.vfat" "$boot"/* ::/
-mkfs.ext4 -q -L unwind-root -d "$root" -E root_owner=0:0 "$work/root.ext4" "${slot_mib}M"
+# The slot's file system is reproducible: one UUID and directory hash seed for every build, the
+# build's time and every file's time clamped to the release's date (SOURCE_DATE_EPOCH, else
+# deploy/debian/changelog's). Two builds then differ only where their files do, and a device
+# streaming the next bundle fetches only those blocks (build-bundle.sh): a new file system's
+# own UUID would change every metadata block it checksums.
+root_uuid=756e7769-6e64-2d72-6f6f-742d736c6f74
+epoch=${SOURCE_DATE_EPOCH:-$(date -d "$(sed -n 's/^ -- .*>  //p' "$here/../debian/changelog" | head -n 1)" +%s)}
+find "$root" -newermt "@$epoch" -exec touch -h -d "@$epoch" {} +
+E2FSPROGS_FAKE_TIME=$epoch mkfs.ext4 -q -L unwind-root -U "$root_uuid" -d "$root" \
+    -E "root_owner=0:0,hash_seed=$root_uuid" "$work/root.ext4" "${slot_mib}M"
 # Both slots carry the label and the file system's UUID: nothing mounts the system by them
 # (boot.scr names the slot's partition). An error found in it makes it read-only.
 tune2fs -e remount-ro "$work/root.ext4" >/dev/null
