@@ -39,6 +39,62 @@ recap() { grep -E "^$2 +: " "$1" | tail -n 1; }
 changed0() { recap "$1" "$2" | grep -Eq 'changed=0 .*failed=0'; }
 installed() { chroot "$1" dpkg-query -W -f='${Version}' unwind 2>/dev/null; }
 
+# imaged_card_tests DEV1 DEV2 PACKAGE: dev1 made an imaged card (RAUC's system.conf, a stand-in
+# rauc and restart: fake-rauc, fake-systemd-run), updated with bundles; then a plain device again.
+imaged_card_tests() {
+    local d1=$1 d2=$2 pkg=$3 out why url=http://updates.example/unwind
+    mkdir -p "$d1/etc/rauc" "$d1/data/system"
+    echo "[system]" >"$d1/etc/rauc/system.conf"
+    install -m 0755 "$here/tests/ansible/fake-rauc" "$d1/usr/bin/rauc"
+    install -m 0755 "$here/tests/ansible/fake-systemd-run" "$d1/usr/bin/systemd-run"
+
+    out=$work/ansible-imaged.out
+    why=
+    if (cd "$dir" && "${play[@]}" -e "unwind_package_file=$pkg" --limit dev1) >"$out" 2>&1; then why="the play passed"
+    elif ! grep -q 'dev1 runs the SD-card image: set unwind_bundle_url' "$out"; then why="no reason given"
+    elif [ "$(installed "$d1")" != 2.0.0 ] || [ -e "$d1/var/cache/unwind-deploy/$(basename "$pkg")" ]; then why="dev1 was changed"
+    fi
+    verdict "$why" "an imaged card without a bundle's address: refused, saying what to set; no package staged or installed" "an imaged card without a bundle refused" "$out"
+
+    out=$work/ansible-bundle.out
+    why=
+    if ! (cd "$dir" && "${play[@]}" -e "unwind_bundle_url=$url/unwind-2.1.0.raucb unwind_bundle_version=2.1.0" --limit dev1) >"$out" 2>&1; then why="the play failed"
+    elif ! grep -q '^updated to 2.1.0 (slot B)' "$d1/data/system/update.txt"; then why="no restart into the new slot: $(cat "$d1/data/system/update.txt")"
+    elif ! grep -q 'dev1: updated to 2.1.0 (slot B)' "$out"; then why="the keeper's verdict not reported"
+    elif [ "$(installed "$d1")" != 2.0.0 ] || [ -e "$d1/var/cache/unwind-deploy/$(basename "$pkg")" ]; then why="a package was installed or staged"
+    elif recap "$out" dev1 | grep -q 'changed=0 '; then why="no change reported"
+    fi
+    verdict "$why" "an imaged card: the device downloads the bundle (rauc install URL), restarts on trial, the role reports the slot keeper's verdict; no package" "an imaged card updated with a bundle" "$out"
+
+    out=$work/ansible-bundle2.out
+    if (cd "$dir" && "${play[@]}" -e "unwind_bundle_url=$url/unwind-2.1.0.raucb unwind_bundle_version=2.1.0" --limit dev1) >"$out" 2>&1 &&
+        changed0 "$out" dev1 && [ ! -e "$d1/var/lib/unwind-test/rauc-installed" ]; then
+        pass "an imaged card running the bundle's version: nothing installed, changed=0"
+    else
+        fail "an imaged card running the bundle's version: changed=0" "$out"
+    fi
+
+    out=$work/ansible-bundle-refused.out
+    why=
+    if (cd "$dir" && "${play[@]}" -e "unwind_bundle_url=$url/other-key/unwind-2.2.0.raucb unwind_bundle_version=2.2.0" --limit dev1) >"$out" 2>&1; then why="the play passed"
+    elif ! grep -q 'dev1: rauc install .* failed (exit 1): .*signature verification failed.* Nothing else was changed' "$out"; then why="no reason given"
+    elif ! grep -q '^updated to 2.1.0 (slot B)' "$d1/data/system/update.txt"; then why="the device restarted"
+    fi
+    verdict "$why" "an imaged card offered a bundle RAUC refuses: the device is reported with RAUC's reason and not restarted" "a refused bundle stops at the device" "$out"
+
+    # A bundle whose system never came up: dev1 (the first batch) falls back and is reported;
+    # the rollout stops before dev2.
+    out=$work/ansible-bundle-broken.out
+    why=
+    if (cd "$dir" && "${play[@]}" -e "unwind_bundle_url=$url/broken/unwind-2.2.0.raucb unwind_bundle_version=2.2.0 unwind_package_file=$pkg") >"$out" 2>&1; then why="the play passed"
+    elif ! grep -q 'dev1: the update to 2.2.0 did not come up; back on 2.1.0 (slot B).*The device went back to the system it had' "$out"; then why="no report of dev1"
+    elif [ "$(installed "$d2")" != 2.0.0 ] || grep -q 'dev2' <(sed -n '/^PLAY RECAP/q;p' "$out"); then why="dev2 was touched"
+    fi
+    verdict "$why" "an imaged card whose new system never came up: reported with the keeper's reason; dev2 (next batch) untouched" "a bundle that fell back stops the rollout" "$out"
+
+    rm -rf "$d1/etc/rauc" "$d1/data" "$d1/usr/bin/rauc" "$d1/usr/bin/systemd-run"
+}
+
 ansible_tests() {
     local dir=$here/ansible out
     out=$work/ansible-syntax.out
@@ -130,17 +186,7 @@ VARS
         fail "ansible-playbook --check with a new release" "$out"
     fi
 
-    # An imaged card (RAUC's system.conf there): refused with the reason, nothing staged or installed.
-    out=$work/ansible-imaged.out
-    mkdir -p "$d1/etc/rauc"
-    echo "[system]" >"$d1/etc/rauc/system.conf"
-    why=
-    if (cd "$dir" && "${play[@]}" -e "unwind_package_file=$good4" --limit dev1) >"$out" 2>&1; then why="the play passed"
-    elif ! grep -q 'dev1 runs the SD-card image .*updated with a signed bundle' "$out"; then why="no reason given"
-    elif [ "$(installed "$d1")" != 2.0.0 ] || [ -e "$d1/var/cache/unwind-deploy/$(basename "$good4")" ]; then why="dev1 was changed"
-    fi
-    rm -rf "$d1/etc/rauc"
-    verdict "$why" "an imaged card (RAUC's system.conf): refused, saying it is updated with a bundle; nothing staged or installed" "an imaged card refused" "$out"
+    imaged_card_tests "$d1" "$d2" "$good4"
 
     # A release whose daemon does not come up: dev1, alone in the first batch, gets it, fails
     # the health check and gets 2.0.0 back; the play stops before dev2.
