@@ -77,8 +77,9 @@ stop_bundle_server() {
 }
 # maintainer_update CONSOLE NAME: when the probe asks for it ("install-wanted NAME"), the
 # maintainer's update as deploy/README.md gives it: SSH with the setup file's key as
-# "maintainer", then `sudo rauc install URL` (the bundle streamed from the update server). Its
-# exit status goes back to the probe (/run/unwind-test-installed-NAME), which goes on.
+# "maintainer", then `sudo unwind-install-bundle URL` (the bundle streamed from the update
+# server). Its exit status goes back to the probe (/run/unwind-test-installed-NAME), which goes
+# on.
 maintainer_update() {
     local rc
     if ! wait_console "$1" "UNWIND-PROBE install-wanted $2 " 1200; then
@@ -87,10 +88,10 @@ maintainer_update() {
     fi
     timeout 1200 ssh -i "$work/maintainer-key" -p "$ssh_port" -o BatchMode=yes -o StrictHostKeyChecking=no \
         -o UserKnownHostsFile=/dev/null -o ConnectTimeout=60 -o LogLevel=ERROR maintainer@127.0.0.1 \
-        "sudo rauc install http://10.0.2.2:$server_port/$2.raucb; echo \$? | sudo tee /run/unwind-test-installed-$2 >/dev/null" \
+        "sudo unwind-install-bundle http://10.0.2.2:$server_port/$2.raucb; echo \$? | sudo tee /run/unwind-test-installed-$2 >/dev/null" \
         >"$work/ssh-$2.log" 2>&1
     rc=$?
-    check "the maintainer logged in over SSH with the setup file's key and ran sudo rauc install (ssh exit $rc: $(grep -v '^ *[0-9]*% ' "$work/ssh-$2.log" | tail -n 2 | tr '\n' ' ' | cut -c1-200))" [ "$rc" = 0 ]
+    check "the maintainer logged in over SSH with the setup file's key and ran sudo unwind-install-bundle (ssh exit $rc: $(grep -v '^ *[0-9]*% ' "$work/ssh-$2.log" | tail -n 2 | tr '\n' ' ' | cut -c1-200))" [ "$rc" = 0 ]
 }
 # streamed NAME: "<bytes sent> <requests>" of NAME.raucb, from the update server's log.
 streamed() { awk -v p="/$1.raucb" '$1 == "GET" && $2 == p {s += $4; n++} END {print s + 0, n + 0}' "$work/server.log" 2>/dev/null; }

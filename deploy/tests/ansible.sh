@@ -40,12 +40,13 @@ changed0() { recap "$1" "$2" | grep -Eq 'changed=0 .*failed=0'; }
 installed() { chroot "$1" dpkg-query -W -f='${Version}' unwind 2>/dev/null; }
 
 # imaged_card_tests DEV1 DEV2 PACKAGE: dev1 made an imaged card (RAUC's system.conf, a stand-in
-# rauc and restart: fake-rauc, fake-systemd-run), updated with bundles; then a plain device again.
+# unwind-install-bundle and restart: fake-install-bundle, fake-systemd-run), updated with
+# bundles; then a plain device again.
 imaged_card_tests() {
     local d1=$1 d2=$2 pkg=$3 out why url=http://updates.example/unwind
     mkdir -p "$d1/etc/rauc" "$d1/data/system"
     echo "[system]" >"$d1/etc/rauc/system.conf"
-    install -m 0755 "$here/tests/ansible/fake-rauc" "$d1/usr/bin/rauc"
+    install -m 0755 "$here/tests/ansible/fake-install-bundle" "$d1/usr/sbin/unwind-install-bundle"
     install -m 0755 "$here/tests/ansible/fake-systemd-run" "$d1/usr/bin/systemd-run"
 
     out=$work/ansible-imaged.out
@@ -64,7 +65,7 @@ imaged_card_tests() {
     elif [ "$(installed "$d1")" != 2.0.0 ] || [ -e "$d1/var/cache/unwind-deploy/$(basename "$pkg")" ]; then why="a package was installed or staged"
     elif recap "$out" dev1 | grep -q 'changed=0 '; then why="no change reported"
     fi
-    verdict "$why" "an imaged card: the device downloads the bundle (rauc install URL), restarts on trial, the role reports the slot keeper's verdict; no package" "an imaged card updated with a bundle" "$out"
+    verdict "$why" "an imaged card: the device downloads the bundle (unwind-install-bundle URL), restarts on trial, the role reports the slot keeper's verdict; no package" "an imaged card updated with a bundle" "$out"
 
     out=$work/ansible-bundle2.out
     if (cd "$dir" && "${play[@]}" -e "unwind_bundle_url=$url/unwind-2.1.0.raucb unwind_bundle_version=2.1.0" --limit dev1) >"$out" 2>&1 &&
@@ -77,7 +78,7 @@ imaged_card_tests() {
     out=$work/ansible-bundle-refused.out
     why=
     if (cd "$dir" && "${play[@]}" -e "unwind_bundle_url=$url/other-key/unwind-2.2.0.raucb unwind_bundle_version=2.2.0" --limit dev1) >"$out" 2>&1; then why="the play passed"
-    elif ! grep -q 'dev1: rauc install .* failed (exit 1): .*signature verification failed.* Nothing else was changed' "$out"; then why="no reason given"
+    elif ! grep -q 'dev1: unwind-install-bundle .* failed (exit 1): .*signature verification failed.* Nothing else was changed' "$out"; then why="no reason given"
     elif ! grep -q '^updated to 2.1.0 (slot B)' "$d1/data/system/update.txt"; then why="the device restarted"
     fi
     verdict "$why" "an imaged card offered a bundle RAUC refuses: the device is reported with RAUC's reason and not restarted" "a refused bundle stops at the device" "$out"
@@ -92,7 +93,7 @@ imaged_card_tests() {
     fi
     verdict "$why" "an imaged card whose new system never came up: reported with the keeper's reason; dev2 (next batch) untouched" "a bundle that fell back stops the rollout" "$out"
 
-    rm -rf "$d1/etc/rauc" "$d1/data" "$d1/usr/bin/rauc" "$d1/usr/bin/systemd-run"
+    rm -rf "$d1/etc/rauc" "$d1/data" "$d1/usr/sbin/unwind-install-bundle" "$d1/usr/bin/systemd-run"
 }
 
 ansible_tests() {
