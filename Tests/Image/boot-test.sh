@@ -557,8 +557,8 @@ if [ "$cuts" -gt 0 ]; then
         [ -n "$held" ] || echo "(no alert was on its way at the last cut)"
         [ "$updates" = 1 ] &&
             check "the last boot, after a cut during an install: the old slot ($(probe_field final slot))" [ "$(probe_field final slot)" = "$slot_after_cut" ]
-        [ "$updates" = 1 ] && maintainer_update final update
-        [ "$updates" = 1 ] && { wait_console final "UNWIND-PROBE done" 1200 || fail "the last boot: the probe never finished its installs"; }
+        [ "$updates" = 1 ] && [ -n "$server_pid" ] && maintainer_update final update
+        [ "$updates" = 1 ] && { wait_console final "UNWIND-PROBE done" 1800 || fail "the last boot: the probe never finished its installs"; }
     else
         fail "the last boot: the probe never reached its checks"
         tail -n 40 "$work/final.console"

@@ -44,10 +44,12 @@ def main():
                 return None
             return path
 
-        def refuse(self, status):
+        def refuse(self, status, size=None):
             record("REFUSED %s %d" % (self.path[:200], status))
             self.send_response(status)
             self.send_header("Content-Length", "0")
+            if size is not None:
+                self.send_header("Content-Range", "bytes */%d" % size)
             self.end_headers()
 
         def do_HEAD(self):
@@ -66,20 +68,23 @@ def main():
                 return self.refuse(404)
             size = os.path.getsize(path)
             first, last, status = 0, size - 1, 200
+            # One range, as RAUC asks; anything else it cannot parse is ignored (the whole file),
+            # as RFC 9110 lets a server do. A range that starts past the end is refused (416).
             wanted = self.headers.get("Range")
-            if wanted is not None:
-                m = re.fullmatch(r"bytes=(\d*)-(\d*)", wanted.strip())
-                if m is None or (m.group(1) == "" and m.group(2) == ""):
-                    return self.refuse(416)
+            m = re.fullmatch(r"bytes=(\d*)-(\d*)", wanted.strip()) if wanted is not None else None
+            if m is not None and (m.group(1) != "" or m.group(2) != ""):
                 if m.group(1) == "":        # the last N bytes
                     first = max(0, size - int(m.group(2)))
                 else:
                     first = int(m.group(1))
                     if m.group(2) != "":
                         last = min(int(m.group(2)), size - 1)
-                if first > last or first >= size:
-                    return self.refuse(416)
-                status = 206
+                if first >= size:
+                    return self.refuse(416, size)
+                if first <= last:
+                    status = 206
+                else:
+                    first, last = 0, size - 1
             self.send_response(status)
             self.send_header("Content-Length", str(last - first + 1))
             self.send_header("Accept-Ranges", "bytes")
@@ -98,6 +103,8 @@ def main():
                         self.wfile.write(chunk)
                         sent += len(chunk)
                         left -= len(chunk)
+                except (BrokenPipeError, ConnectionResetError):
+                    self.close_connection = True    # the client went away: what it got is logged
                 finally:
                     record("GET %s %d-%d %d" % (self.path, first, last, sent))
 

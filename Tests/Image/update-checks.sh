@@ -86,7 +86,7 @@ maintainer_update() {
         fail "the maintainer's update: the probe never asked for it"
         return
     fi
-    timeout 1200 ssh -i "$work/maintainer-key" -p "$ssh_port" -o BatchMode=yes -o StrictHostKeyChecking=no \
+    timeout 1200 ssh -n -i "$work/maintainer-key" -p "$ssh_port" -o BatchMode=yes -o StrictHostKeyChecking=no \
         -o UserKnownHostsFile=/dev/null -o ConnectTimeout=60 -o LogLevel=ERROR maintainer@127.0.0.1 \
         "sudo unwind-install-bundle http://10.0.2.2:$server_port/$2.raucb; echo \$? | sudo tee /run/unwind-test-installed-$2 >/dev/null" \
         >"$work/ssh-$2.log" 2>&1
