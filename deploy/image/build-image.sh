@@ -328,11 +328,12 @@ root_mib=$(du -s -B1M "$root" | cut -f1)
 [ $((root_mib * 4 / 3)) -le "$slot_mib" ] || die "the system (${root_mib} MiB) leaves too little room in a ${slot_mib} MiB slot"
 mkfs.vfat -F 32 -n UNWIND-BOOT -C "$work/boot.vfat" $((boot_mib * 1024)) >/dev/null
 mcopy -s -Q -i "$work/boot.vfat" "$boot"/* ::/
-# The slot's file system is reproducible: one UUID and directory hash seed for every build, the
-# build's time and every file's time clamped to the release's date (SOURCE_DATE_EPOCH, else
-# deploy/debian/changelog's). Two builds then differ only where their files do, and a device
-# streaming the next bundle fetches only those blocks (build-bundle.sh): a new file system's
-# own UUID would change every metadata block it checksums.
+# The slot's file system is built nearly reproducibly: one UUID and directory hash seed for
+# every build, the build's time and every file's modification time no later than the release's
+# date (SOURCE_DATE_EPOCH, else deploy/debian/changelog's). Two builds then differ where their
+# files do and in the inode tables (mkfs.ext4 -d of e2fsprogs 1.47.0 copies each file's change
+# time from the build tree), and a device streaming the next bundle fetches only those blocks
+# (build-bundle.sh): a new file system's own UUID would change every metadata block it checksums.
 root_uuid=756e7769-6e64-2d72-6f6f-742d736c6f74
 epoch=${SOURCE_DATE_EPOCH:-$(date -d "$(sed -n 's/^ -- .*>  //p' "$here/../debian/changelog" | head -n 1)" +%s)}
 find "$root" -newermt "@$epoch" -exec touch -h -d "@$epoch" {} +
