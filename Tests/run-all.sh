@@ -35,6 +35,12 @@ rx_bytes() { sed 's/:/ /' /proc/net/dev | awk 'NR > 2 && $1 != "lo" { s += $2 } 
 rx_started=$(rx_bytes)
 
 ./deploy/dev-deps.sh || die "installing the dependencies failed"
+# The machine's pace, before anything else runs: one core's seconds for a fixed loop. Machines of
+# one kind differ (the same commit's build has taken 224 and 427 CPU seconds on two of them,
+# Tests/measurements.md), so a run's times are read beside it.
+pace_started=$(date +%s%N)
+awk 'BEGIN { for (i = 0; i < 3e7; i++) s += i % 7; exit s < 0 }'
+pace=$(awk -v a="$pace_started" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')
 
 # --- preparations, beside the build ---------------------------------------------------------------
 # The slowest preparations wait on the network, the disk and qemu-user (the arm64 toolchain: 1.1 GB
@@ -203,7 +209,8 @@ echo
 wall=$((SECONDS - started))
 cpu_seconds cpu
 echo "run-all: $wall s in all; $cpu s of CPU of the $((wall * $(nproc))) its $(nproc) cores had;" \
-    "$((($(rx_bytes) - rx_started) / 1048576)) MB received from the network"
+    "$((($(rx_bytes) - rx_started) / 1048576)) MB received from the network;" \
+    "the machine's pace: a fixed loop in $pace s on one core at the start"
 printf '%-58s %8s %8s  %s\n' "stage" "seconds" "CPU s" "result"
 for row in "${stages[@]}"; do
     IFS=$'\t' read -r name secs cpu result <<<"$row"

@@ -172,6 +172,7 @@ boot() {
         modem_pid=$!
     fi
     boot_started=$SECONDS
+    boot_name=$name
 }
 # Waits until the console shows PATTERN (grep -E) or the deadline (seconds) passes.
 wait_console() {
@@ -183,7 +184,15 @@ wait_console() {
     done
     return 1
 }
+# What each boot cost, said when it ends and listed at the end ("where the time went"): the
+# seconds here and the host CPU seconds of its qemu (utime and stime, /proc/PID/stat's fields 14
+# and 15; a machine that stopped by itself is still readable until it is waited for).
+boot_costs=()
 power_off() {
+    local cpu
+    cpu=$(awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%.0f", ($12 + $13) / hz }' "/proc/$qemu_pid/stat" 2>/dev/null)
+    echo "boot $boot_name: $((SECONDS - boot_started)) s here, ${cpu:-?} s of the host's CPU"
+    boot_costs+=("$boot_name $((SECONDS - boot_started)) ${cpu:-?}")
     kill -KILL "$qemu_pid" 2>/dev/null
     wait "$qemu_pid" 2>/dev/null
     if [ -n "$modem_pid" ]; then
@@ -582,5 +591,5 @@ fi
 if [ "$updates" = 1 ] && [ "$cuts" -gt 0 ]; then
     update_boots
 fi
-echo "boot test: $((SECONDS - t0)) s in all"
+echo "boot test: $((SECONDS - t0)) s in all; the boots (seconds here / of the host's CPU): $(printf '%s, ' "${boot_costs[@]}" | sed 's/ \([0-9?]*\) \([0-9?]*\), /: \1 \/ \2; /g; s/; $//')"
 finish
