@@ -104,18 +104,21 @@ preparations+=($!)
 # --- stages ---------------------------------------------------------------------------------------
 failed=()
 stages=()
+# A stage's CPU seconds are counted in a subshell of its own: this shell's count of its ended
+# children would also take in a stage beside it that ends meanwhile (the arm64 stage's hour in
+# the image stage's figure).
 stage() {
     local name=$1
     shift
-    local start=$SECONDS cpu cpu_after result=passed
-    cpu_seconds cpu
+    local start=$SECONDS cpu result=passed counted
+    counted=$(mktemp)
     echo "=== $name"
-    if ! "$@"; then
+    if ! ( "$@"; rc=$?; cpu_seconds cpu; echo "$cpu" >"$counted"; exit $rc ); then
         result=FAILED
         failed+=("$name")
     fi
-    cpu_seconds cpu_after
-    cpu=$((cpu_after - cpu))
+    cpu=$(cat "$counted")
+    rm -f "$counted"
     echo "=== $name: $result ($((SECONDS - start)) s, $cpu s of CPU)"
     stages+=("$name"$'\t'"$((SECONDS - start))"$'\t'"$cpu"$'\t'"$result")
 }
