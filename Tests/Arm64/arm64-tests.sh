@@ -3,7 +3,9 @@
 #
 #   1. deploy/arm64/toolchain.sh prepare: Debian sid's Swift (amd64), the arm64 Swift from the same
 #      source, a trixie arm64 sysroot, qemu-user (cached; cold about 4 minutes and 1.1 GB).
-#   2. Cross-compiles the package and its tests for aarch64 at native speed with Debian's Swift.
+#   2. Cross-compiles the package and its tests for aarch64 at native speed with Debian's Swift,
+#      optimised as the board's release is (-c release; -enable-testing for the tests' @testable
+#      imports): qemu-user runs optimised code about twelve times as cheaply as -Onone code.
 #   3. Runs the Swift suites on aarch64 under qemu-user (binfmt_misc): the test binary and every
 #      process it starts (unwind, alert-sender, store-writer) are aarch64 code. By default the
 #      suites where the architecture can matter: rendering, the hardware edge (GPIO, I²C and the
@@ -12,8 +14,8 @@
 #      commands over the control socket). The pure core's suites (thousands of restarts on
 #      simulated time) and the hostile-input tables that start the headless device hundreds of
 #      times test logic that is the same on every architecture; they run on the host and on sid
-#      (step 4), and here with UNWIND_ARM64_TESTS=all: the whole suite emulated costs 30-40
-#      minutes of CPU, more than CI's budget leaves.
+#      (step 4), and here with UNWIND_ARM64_TESTS=all (from a -Onone build the whole suite
+#      emulated cost 30-40 minutes of CPU; from the release build, not measured yet).
 #   4. Builds natively on amd64 against sid's newest glibc and libgpiod 2 with Debian's Swift, so
 #      a C library change (glibc 2.42's unsigned termios speeds) or a construct that Debian's
 #      compiler cannot lower is caught the day it lands; runs the whole suite there, and the
@@ -25,7 +27,7 @@
 # first, because the SD-card image's stage waits for it and runs beside the rest (run-all.sh).
 # Why cross-compile and emulate only the tests: an emulated Swift build of Unwind on two cores
 # takes the better part of an hour; cross-compiling the package and its tests takes minutes, and
-# step 3's default run about ten (Tests/measurements.md has the figures).
+# step 3's default run about one (Tests/measurements.md has the figures).
 #
 #   UNWIND_ARM64_SKIP_AMD64=1    leave out step 4
 #   UNWIND_ARM64_SKIP_AMD64_RIG=1  leave out step 4's kernel rig run
@@ -76,9 +78,12 @@ clean_scratch() {
     find "$dir" -mindepth 1 -maxdepth 1 ! -name checkouts ! -name repositories -exec rm -rf {} +
 }
 
+# The package's own release (deploy/arm64/build-deb.sh) is built apart, without -enable-testing:
+# the board runs what the device ships, and the suites run against the same optimisation.
 cross_build() {
     clean_scratch /build/arm64
-    "$toolchain" run "$repo" -- "${sdk_env[@]}" swift build "${sdk_args[@]}" --scratch-path /build/arm64 --build-tests
+    "$toolchain" run "$repo" -- "${sdk_env[@]}" swift build "${sdk_args[@]}" --scratch-path /build/arm64 \
+        -c release --build-tests -Xswiftc -enable-testing
 }
 
 # Step 3's default (see the header): whole test targets, and single suites of others, each
@@ -117,7 +122,7 @@ emulated_tests() {
     # QEMU_CPU: the board's CPU (arm64_cpu, deploy/lib/toolkit.sh).
     # shellcheck disable=SC2016 # the script is the chroot's, expanded there
     "$toolchain" run "$repo" -- env QEMU_LD_PREFIX=/opt/arm64/trixie-sysroot QEMU_CPU="$arm64_cpu" UNWIND_TEST_EMULATED=1 bash -c '
-        bin=/build/arm64/aarch64-unknown-linux-gnu/debug
+        bin=/build/arm64/aarch64-unknown-linux-gnu/release
         file -b "$bin/unwindPackageTests.xctest" | grep -q "ARM aarch64" || { echo "not an aarch64 test binary"; exit 1; }
         file -b "$bin/unwind" | grep -q "ARM aarch64" || { echo "not an aarch64 unwind"; exit 1; }
         echo "the test binary: $(file -b "$bin/unwindPackageTests.xctest" | cut -d, -f1-2)"
