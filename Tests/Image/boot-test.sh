@@ -186,7 +186,7 @@ wait_console() {
 }
 # What each boot cost, said when it ends and listed at the end ("where the time went"): the
 # seconds here and the host CPU seconds of its qemu (utime and stime, /proc/PID/stat's fields 14
-# and 15; a machine that stopped by itself is still readable until it is waited for).
+# and 15); "?" for a machine that stopped by itself, which this shell has reaped by then.
 boot_costs=()
 power_off() {
     local cpu
