@@ -93,6 +93,18 @@ imaged_card_tests() {
     fi
     verdict "$why" "an imaged card whose new system never came up: reported with the keeper's reason; dev2 (next batch) untouched" "a bundle that fell back stops the rollout" "$out"
 
+    # The same bundle again: until the device has restarted, its record is still the verdict on
+    # the try before (the stand-in writes the new one 3 s after the restart is asked for), which
+    # must not be reported as this try's.
+    out=$work/ansible-bundle-broken-again.out
+    why=
+    before=$(cat "$d1/data/system/update.txt")
+    if (cd "$dir" && "${play[@]}" -e "unwind_bundle_url=$url/broken/unwind-2.2.0.raucb unwind_bundle_version=2.2.0" --limit dev1) >"$out" 2>&1; then why="the play passed"
+    elif [ "$(cat "$d1/data/system/update.txt")" = "$before" ]; then why="no new verdict on the device"
+    elif ! grep -qF "dev1: $(cat "$d1/data/system/update.txt")" "$out"; then why="the verdict reported is not the new one (the device's: $(cat "$d1/data/system/update.txt"))"
+    fi
+    verdict "$why" "the same broken bundle again: the role reports this try's verdict, not the record of the try before" "a stale verdict is not taken for a new one" "$out"
+
     rm -rf "$d1/etc/rauc" "$d1/data" "$d1/usr/sbin/unwind-install-bundle" "$d1/usr/bin/systemd-run"
 }
 
