@@ -94,8 +94,9 @@ imaged_card_tests() {
     verdict "$why" "an imaged card whose new system never came up: reported with the keeper's reason; dev2 (next batch) untouched" "a bundle that fell back stops the rollout" "$out"
 
     # The same bundle again: until the device has restarted, its record is still the verdict on
-    # the try before (the stand-in writes the new one 3 s after the restart is asked for), which
-    # must not be reported as this try's.
+    # the try before, which must not be reported as this try's (the stand-in writes the new one
+    # 8 s after the restart is asked for: the role has read the record once by then, and reads
+    # it again 10 s after).
     out=$work/ansible-bundle-broken-again.out
     why=
     before=$(cat "$d1/data/system/update.txt")
