@@ -83,10 +83,11 @@ cleanup() {
 trap cleanup EXIT
 
 t0=$SECONDS
-# The systems the update checks install: the card's own system under a new version, then one
-# whose daemon never starts.
+# The systems the update checks install: the card's own system under a new version, one whose
+# daemon never starts, and one whose boot never reaches the device.
 update_version=2.0-test
 broken_version=3.0-broken-test
+stuck_version=4.0-stuck-test
 if [ -z "$image" ]; then
     # The rig's kernel modules, built once for the base's kernel (rig-modules.sh).
     cache=${UNWIND_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/unwind-image}

@@ -5,7 +5,9 @@
 #
 # Bundles, made beside the card's build (deploy/image/build-bundle.sh), on a second disk of the
 # emulated machine: "update", the card's own system under a new version (build-image.sh
-# --bundle); "broken", the same system with a daemon that never starts; "other-key", signed
+# --bundle); "broken", the same system with a daemon that never starts; "stuck", one whose boot
+# never reaches the slot keeper (its data partition's unit never ends, and a file system in
+# /etc/fstab whose device never comes puts it in emergency mode); "other-key", signed
 # under another authority; "other-board", built for another board; "cut-short", a bundle missing
 # its end. The boot test then: installs "update" during each power cut (the next boot must be
 # the old slot, PANIC working); on its last boot, offers the three bad bundles (refused, the
@@ -15,7 +17,8 @@
 # trial (kept once PANIC-ready, the state as it was, PANIC reaching the modem, the maintainer
 # told in `unwind status`) and installs "broken" from it; boots "broken" on trial (never
 # PANIC-ready: the slot keeper restarts the machine) and comes back on the slot before it, which
-# says why, the state still as it was, PANIC still reaching the modem.
+# says why, the state still as it was, PANIC still reaching the modem; that slot installs "stuck",
+# whose boot the last try's timer restarts, and the slot before it says so.
 
 # prepare_bundles: the four bad or other bundles and the disk that carries them.
 prepare_bundles() {
@@ -28,6 +31,23 @@ prepare_bundles() {
     "$repo/deploy/image/build-bundle.sh" --rootfs "$work/broken.ext4" --version "$broken_version" --cert "$cert" --key "$key" \
         --out "$work/bundles/broken.raucb" 2>"$work/bundles.log" || { cat "$work/bundles.log"; return 1; }
     rm -f "$work/broken.ext4"
+    # "stuck": slot A's file system as built, whose boot hangs before the device starts and then
+    # falls into emergency mode: only unwind-last-try.timer can end it.
+    dd if="$image" of="$work/stuck.ext4" bs=512 skip="$root_start" count="$root_size" conv=sparse status=none
+    { debugfs -R "cat /etc/fstab" "$work/stuck.ext4" 2>/dev/null
+        echo "LABEL=unwind-never-there /mnt ext4 ro,x-systemd.device-timeout=10s 0 0"; } >"$work/stuck-fstab"
+    printf '[Service]\nExecStartPre=/bin/sleep infinity\n' >"$work/stuck-data.conf"
+    printf '%s\n' "rm /etc/fstab" "write $work/stuck-fstab /etc/fstab" "mkdir /etc/systemd/system/unwind-data.service.d" \
+        "write $work/stuck-data.conf /etc/systemd/system/unwind-data.service.d/zz-stuck.conf" |
+        debugfs -w -f - "$work/stuck.ext4" >/dev/null 2>&1
+    if ! debugfs -R "cat /etc/systemd/system/unwind-data.service.d/zz-stuck.conf" "$work/stuck.ext4" 2>/dev/null | grep -q "sleep infinity" ||
+        ! debugfs -R "cat /etc/fstab" "$work/stuck.ext4" 2>/dev/null | grep -q "unwind-never-there"; then
+        echo "the stuck bundle's file system was not changed"
+        return 1
+    fi
+    "$repo/deploy/image/build-bundle.sh" --rootfs "$work/stuck.ext4" --version "$stuck_version" --cert "$cert" --key "$key" \
+        --out "$work/bundles/stuck.raucb" 2>>"$work/bundles.log" || { cat "$work/bundles.log"; return 1; }
+    rm -f "$work/stuck.ext4" "$work/stuck-fstab" "$work/stuck-data.conf"
     # The refused ones need no whole system: a small file system is refused the same way, before
     # any of it is written.
     mkdir -p "$work/small"
@@ -169,6 +189,8 @@ install_during_cut() {
 update_boots() {
     local from slot keeper said t
     slots_before=$(probe_lines final "UNWIND-PROBE slots " | tail -n 1 | awk '{print $3, $4, $5}')
+    check "the device was idle before the installs: no session, no alert pending ($(probe_lines final "UNWIND-PROBE before-install " | awk '{print $3, "at", $4, "s"}'))" \
+        grep -aq "^UNWIND-PROBE before-install idle " <(probe_lines final "UNWIND-PROBE before-install ")
     refused final other-key "signed under another authority" "signature|verif|certificate|issuer"
     refused final other-board "built for another board" "compatible"
     refused final cut-short "cut short" "exceeds bundle size|bundle size|too small|truncated"
@@ -232,6 +254,7 @@ update_boots() {
     card_state after-broken
     same_card_state "the broken update's trial" before-broken after-broken
     from=$(wc -l <"$work/modem.log")
+    extra="unwind_test.probe=update unwind_test.install=stuck"
     boot fallback
     if ! wait_console fallback "UNWIND-PROBE done" 1200; then
         fail "the boot after the broken system: the probe never finished ($((SECONDS - boot_started)) s)"
@@ -247,7 +270,8 @@ update_boots() {
     said=$(probe_lines fallback "UNWIND-UPDATE " | cut -d' ' -f2-)
     check "unwind status says the update did not come up, and why: $said" \
         grep -q "^Update: *the update to $broken_version did not come up; back on $update_version (slot B) .*not PANIC-ready within 150 s" <<<"$said"
-    check "slot A is out of the order until the next install ($(slots))" bash -c '[[ $1 == "B 0 "* ]]' _ "$(slots)"
+    check "slot A is out of the order until the next install ($(probe_lines fallback "UNWIND-PROBE slots " | tail -n 1 | awk '{print $3, $4, $5}'))" \
+        bash -c '[[ $1 == "B 0 "* ]]' _ "$(probe_lines fallback "UNWIND-PROBE slots " | tail -n 1 | awk '{print $3, $4, $5}')"
     check "after the fall-back, PANIC sends one AT+CMGS to each contact ($(cmgs_since "$from" +447700900123), $(cmgs_since "$from" 6045550100))" \
         [ "$(cmgs_since "$from" +447700900123):$(cmgs_since "$from" 6045550100)" = 1:1 ]
     # The kernel came in the bundle (slot B's own /boot), and the device trees the firmware hands
@@ -259,7 +283,48 @@ update_boots() {
     rm -f "$work/slot-b.img"
     check "slot B holds its own kernel (/boot/vmlinuz -> ${kernel:-nothing})" bash -c '[[ $1 == vmlinuz-* ]]' _ "$kernel"
     pi_device_trees "after the updates"
+    stuck_boot
     extra=
     bundles=0
-    echo "updates: bundle $((update_bytes / 1048576)) MiB, streamed ${streamed_bytes:-?} bytes of it in ${streamed_requests:-?} requests; its install ${install_took:-?} s (emulated); a broken update to PANIC-ready on the slot before it: $broken_took s here for the broken trial, then ${fallback_ready:-?} s of uptime; cuts during an install: $cuts_in_install"
+    echo "updates: bundle $((update_bytes / 1048576)) MiB, streamed ${streamed_bytes:-?} bytes of it in ${streamed_requests:-?} requests; its install ${install_took:-?} s (emulated); a broken update to PANIC-ready on the slot before it: $broken_took s here for the broken trial, then ${fallback_ready:-?} s of uptime; a stuck one: ${stuck_took:-?} s here, then ${stuck_fallback_ready:-?} s of uptime; cuts during an install: $cuts_in_install"
+}
+
+# stuck_boot: the system whose boot never reaches the slot keeper (installed into slot A by the
+# fall-back boot) on its one try: restarted by the last try's timer, and the slot before it says so.
+stuck_boot() {
+    local said t
+    check "the stuck bundle installs into slot A, tried next (exit $(install_rc fallback stuck); slots $(slots_after fallback stuck))" \
+        bash -c '[ "$1" = 0 ] && [[ $2 == "AB 1 "* ]]' _ "$(install_rc fallback stuck)" "$(slots_after fallback stuck)"
+    card_state before-stuck
+    extra=
+    boot stuck
+    t=$SECONDS
+    while kill -0 "$qemu_pid" 2>/dev/null && [ $((SECONDS - t)) -lt 1200 ]; do sleep 2; done
+    local by_itself=0
+    kill -0 "$qemu_pid" 2>/dev/null || by_itself=1
+    power_off
+    stuck_took=$((SECONDS - t))
+    check "boot.scr started the stuck system from slot A on its last try ($(grep -a -m1 "^unwind: slot " "$work/stuck.console" | tr -d '\r'))" \
+        grep -aq "^unwind: slot A, tries left after this boot: 0" "$work/stuck.console"
+    check "its boot never reached the device, and the machine restarted by itself ($stuck_took s here)" \
+        bash -c '[ "$1" = 1 ] && ! grep -aq "^UNWIND-PROBE" "$2"' _ "$by_itself" "$work/stuck.console"
+    check "slot A's only try is spent ($(slots))" bash -c '[[ $1 == "AB 0 "* ]]' _ "$(slots)"
+    card_state after-stuck
+    same_card_state "the stuck update's boot" before-stuck after-stuck
+    extra="unwind_test.probe=update"
+    boot stuck-fallback
+    if ! wait_console stuck-fallback "UNWIND-PROBE done" 1200; then
+        fail "the boot after the stuck system: the probe never finished ($((SECONDS - boot_started)) s)"
+        tail -n 40 "$work/stuck-fallback.console"
+        power_off
+        return
+    fi
+    power_off
+    check "the next boot is slot B again ($(probe_lines stuck-fallback "UNWIND-PROBE slot " | head -n 1 | awk '{print $3}'))" \
+        grep -aq "^UNWIND-PROBE slot B" <(probe_lines stuck-fallback "UNWIND-PROBE slot ")
+    stuck_fallback_ready=$(probe_lines stuck-fallback "UNWIND-PROBE panic-ready" | head -n 1 | awk '{print $3}')
+    check "PANIC-ready on slot B again (at ${stuck_fallback_ready:-never} s of its uptime)" test -n "$stuck_fallback_ready"
+    said=$(probe_lines stuck-fallback "UNWIND-UPDATE " | cut -d' ' -f2-)
+    check "unwind status says the update did not come up, and why: $said" \
+        grep -q "^Update: *the update to $stuck_version did not come up; back on $update_version (slot B) .*never reached the slot keeper: .* in emergency mode" <<<"$said"
 }

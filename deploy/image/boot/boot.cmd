@@ -32,6 +32,7 @@ for BOOT_SLOT in "${BOOT_ORDER}"; do
       if load ${devtype} ${devnum}:2 ${kernel_addr_r} /boot/vmlinuz; then
         setenv slot A
         setenv rootpart 2
+        setenv slot_left ${BOOT_A_LEFT}
       fi
     fi
   elif test "x${BOOT_SLOT}" = "xB"; then
@@ -40,6 +41,7 @@ for BOOT_SLOT in "${BOOT_ORDER}"; do
       if load ${devtype} ${devnum}:3 ${kernel_addr_r} /boot/vmlinuz; then
         setenv slot B
         setenv rootpart 3
+        setenv slot_left ${BOOT_B_LEFT}
       fi
     fi
   fi
@@ -55,14 +57,16 @@ if test "x${slot}" = "x"; then
   reset
 fi
 # The kernel's command line: the card's own (unwind-boot.txt on the boot partition), then the
-# slot's root.
+# slot's root and its tries left after this one: with none left (a new system on trial, or a kept
+# one whose tries ran out), unwind-last-try.timer restarts a boot that never reaches the slot
+# keeper, so that the other slot starts.
 setenv bootargs_card
 if load ${devtype} ${devnum}:1 ${unwind_mem} unwind-boot.txt; then
   env import -t ${unwind_mem} ${filesize} bootargs_card
 fi
 part uuid ${devtype} ${devnum}:${rootpart} rootuuid
-setenv bootargs "${bootargs_card} root=PARTUUID=${rootuuid} ro rootwait rauc.slot=${slot}"
-echo "unwind: slot ${slot}"
+setenv bootargs "${bootargs_card} root=PARTUUID=${rootuuid} ro rootwait rauc.slot=${slot} unwind.tries_left=${slot_left}"
+echo "unwind: slot ${slot}, tries left after this boot: ${slot_left}"
 if load ${devtype} ${devnum}:${rootpart} ${ramdisk_addr_r} /boot/initrd.img; then
   booti ${kernel_addr_r} ${ramdisk_addr_r}:${filesize} ${fdt_addr}
 fi
