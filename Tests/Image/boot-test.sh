@@ -285,6 +285,7 @@ check "the card: boot, slots A and B, data; the slots' state: A first, 3 tries e
 # shellcheck source-path=SCRIPTDIR source=update-checks.sh
 . "$here/update-checks.sh"
 cuts_in_install=0
+cuts_copying=0
 if [ "$updates" = 1 ]; then
     prepare_bundles || { fail "the update bundles"; updates=0; }
 fi
@@ -523,8 +524,7 @@ for ((i = 1; i <= cuts; i++)); do
     if [ "$i" -gt 1 ]; then
         found_again $((i - 1)) "$journaled" "$at_boot"
     fi
-    delay=$((RANDOM % 12 + 1))
-    sleep "$delay"
+    cut_point "$i"
     power_off
     # The last whole line the probe wrote before the power went.
     journaled=$(tr -d '\r' <"$work/cut$i.console" | grep -a "^UNWIND-PROBE outbox [^ ]* [0-9.]*$" | tail -n 1 | awk '{print $3}')
@@ -534,7 +534,7 @@ for ((i = 1; i <= cuts; i++)); do
         with_alerts=$((with_alerts + 1))
         alerts_across=$((alerts_across + $(tr ',' '\n' <<<"$journaled" | wc -l)))
     fi
-    echo "power cut $i: booted to PANIC-ready at ${daemon_ready:-?} s (emulated uptime; the probe saw it at $ready s), cut $delay s into the writes; outbox at the cut: $journaled"
+    echo "power cut $i: booted to PANIC-ready at ${daemon_ready:-?} s (emulated uptime; the probe saw it at $ready s), cut $cut_when; outbox at the cut: $journaled"
     check "cut $i: the root file system checks clean" fs_clean "$root_start" "$root_size"
     check "cut $i: the data file system checks clean (journal replayed)" fs_clean "$data_start" "$data_size"
     [ "${fs_first:-0}" = 1 ] && replayed=$((replayed + 1))

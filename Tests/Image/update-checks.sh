@@ -165,15 +165,35 @@ refused() {
     check "$2: the slots as they were ($(slots_after "$1" "$2"))" [ "$(slots_after "$1" "$2")" = "$slots_before" ]
 }
 
+# cut_point N: waits for the moment of power cut N (said in $cut_when). With the
+# updates, every second cut comes while RAUC copies the system into slot B (2-12 s after the
+# copy began: it takes most of the install), the others 1-12 s after the install started (its
+# checks of the bundle, the copy's start); without them, 1-12 s into the probe's writes.
+cut_point() {
+    if [ "$updates" = 1 ] && [ $(($1 % 2)) = 0 ]; then
+        wait_console "cut$1" "^UNWIND-STEP [0-9.]+ +[0-9]+% Copying image" $((SECONDS - boot_started + 300)) ||
+            echo "cut $1: RAUC's copy was not seen to start"
+        delay=$((RANDOM % 11 + 2))
+        cut_when="$delay s after RAUC's copy began"
+    else
+        delay=$((RANDOM % 12 + 1))
+        cut_when="$delay s into the writes"
+    fi
+    sleep "$delay"
+}
+
 # install_during_cut N: whether the power went while "update" was being installed at cut N
-# (counted in cuts_in_install), or after the install had ended (said).
+# (counted in cuts_in_install; in cuts_copying when it fell in RAUC's copy), or after the install
+# had ended (said).
 # slot_after_cut: the slot the next boot must start: A, or B (on trial) when an install ended
 # before the cut.
 slot_after_cut=A
 install_during_cut() {
-    local i=$1 started ended
+    local i=$1 started ended step
     started=$(probe_lines "cut$i" "UNWIND-PROBE install-started" | tail -n 1 | awk '{print $3}')
     ended=$(probe_lines "cut$i" "UNWIND-PROBE install-ended" | tail -n 1 | awk '{print $3}')
+    # RAUC's last step before the power went ("90% Copying image to rootfs.1").
+    step=$(probe_lines "cut$i" "UNWIND-STEP " | tr -d '\r' | tail -n 1 | cut -d' ' -f3- | sed 's/^ *//')
     if [ -z "$started" ]; then
         fail "cut $i: no install was under way (the bundles' disk was not found)"
     elif [ -n "$ended" ]; then
@@ -181,6 +201,8 @@ install_during_cut() {
         [ "$ended" = 0 ] && slot_after_cut=B
     else
         cuts_in_install=$((cuts_in_install + 1))
+        [[ $step == *"Copying image"* && $step != *done* ]] && cuts_copying=$((cuts_copying + 1))
+        echo "cut $i: during the install, at RAUC's step \"${step:-none yet}\""
     fi
 }
 
@@ -189,6 +211,8 @@ install_during_cut() {
 update_boots() {
     local from slot keeper said t
     slots_before=$(probe_lines final "UNWIND-PROBE slots " | tail -n 1 | awk '{print $3, $4, $5}')
+    check "every power cut came during an install ($cuts_in_install of $cuts), $cuts_copying of them while RAUC copied the system" \
+        bash -c '[ "$1" = "$2" ] && { [ "$2" -lt 2 ] || [ "$3" -ge 1 ]; }' _ "$cuts_in_install" "$cuts" "$cuts_copying"
     check "the device was idle before the installs: no session, no alert pending ($(probe_lines final "UNWIND-PROBE before-install " | awk '{print $3, "at", $4, "s"}'))" \
         grep -aq "^UNWIND-PROBE before-install idle " <(probe_lines final "UNWIND-PROBE before-install ")
     refused final other-key "signed under another authority" "signature|verif|certificate|issuer"
