@@ -229,7 +229,7 @@ for src in "$here/root" "${overlays[@]}"; do
     cp -a --no-preserve=ownership "$src/." "$root/"
 done
 chroot "$root" systemctl enable unwind-data.service unwind-firstboot.service unwind-wifi.service systemd-networkd.service >/dev/null 2>&1
-chroot "$root" systemctl enable unwind.service ssh.service unwind-slot-good.service unwind-last-try.timer unwind-data-grow.service >/dev/null 2>&1
+chroot "$root" systemctl enable unwind.service ssh.service unwind-slot-good.service unwind-boot-deadline.timer unwind-data-grow.service >/dev/null 2>&1
 install -m 0644 "$keyring" "$root/etc/rauc/keyring.pem"
 chmod 0440 "$root/etc/sudoers.d/unwind-maintainer"
 # Among them, ifupdown's networking.service: systemd-networkd brings up the Wi-Fi the setup file

@@ -57,9 +57,9 @@ if test "x${slot}" = "x"; then
   reset
 fi
 # The kernel's command line: the card's own (unwind-boot.txt on the boot partition), then the
-# slot's root and its tries left after this one: with none left (a new system on trial, or a kept
-# one whose tries ran out), unwind-last-try.timer restarts a boot that never reaches the slot
-# keeper, so that the other slot starts.
+# slot's root and its tries left after this one (for the maintainer: a boot that never reaches
+# the slot keeper is restarted, unwind-boot-deadline.timer, and with none left the other slot
+# starts).
 setenv bootargs_card
 if load ${devtype} ${devnum}:1 ${unwind_mem} unwind-boot.txt; then
   env import -t ${unwind_mem} ${filesize} bootargs_card

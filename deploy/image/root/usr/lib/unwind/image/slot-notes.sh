@@ -1,5 +1,5 @@
 # shellcheck shell=sh disable=SC2034 # the paths are the scripts' that source this
-# What the system slots' scripts (slot-good, last-try) keep on the data partition and how they
+# What the system slots' scripts (slot-good, boot-deadline) keep on the data partition and how they
 # write it; sourced by them.
 #
 # /data/system/update.txt        what the maintainer reads in `unwind status` (Update:)
