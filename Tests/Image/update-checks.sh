@@ -206,6 +206,38 @@ install_during_cut() {
     fi
 }
 
+# restarts_by_itself NAME: boots NAME (a bad update on trial) until the machine restarts by
+# itself (qemu ends: -no-reboot), 20 minutes at most; took: its seconds here, by_itself: 1 when it
+# restarted.
+restarts_by_itself() {
+    local t
+    boot "$1"
+    t=$SECONDS
+    while kill -0 "$qemu_pid" 2>/dev/null && [ $((SECONDS - t)) -lt 1200 ]; do sleep 2; done
+    by_itself=0
+    kill -0 "$qemu_pid" 2>/dev/null || by_itself=1
+    power_off
+    took=$((SECONDS - t))
+}
+# back_on_b NAME: boots NAME, the one after a bad update's, until its probe is done: slot B again
+# and PANIC-ready (ready: at which second of its uptime); said: its `unwind status` Update line.
+# Fails (1) when the probe never finished.
+back_on_b() {
+    boot "$1"
+    if ! wait_console "$1" "UNWIND-PROBE done" 1200; then
+        fail "$1: the probe never finished ($((SECONDS - boot_started)) s)"
+        tail -n 40 "$work/$1.console"
+        power_off
+        return 1
+    fi
+    power_off
+    check "$1: the next boot is slot B again ($(probe_lines "$1" "UNWIND-PROBE slot " | head -n 1 | awk '{print $3}'))" \
+        grep -aq "^UNWIND-PROBE slot B" <(probe_lines "$1" "UNWIND-PROBE slot ")
+    ready=$(probe_lines "$1" "UNWIND-PROBE panic-ready" | head -n 1 | awk '{print $3}')
+    check "$1: PANIC-ready on slot B again (at ${ready:-never} s of its uptime)" test -n "$ready"
+    said=$(probe_lines "$1" "UNWIND-UPDATE " | cut -d' ' -f2-)
+}
+
 # update_boots: the install on the last boot checked, then the trial, the broken bundle and the
 # fall-back.
 update_boots() {
@@ -263,13 +295,8 @@ update_boots() {
     # is the device's).
     card_state before-broken
     extra="unwind_test.probe=update"
-    boot broken
-    t=$SECONDS
-    while kill -0 "$qemu_pid" 2>/dev/null && [ $((SECONDS - t)) -lt 1200 ]; do sleep 2; done
-    local by_itself=0
-    kill -0 "$qemu_pid" 2>/dev/null || by_itself=1
-    power_off
-    broken_took=$((SECONDS - t))
+    restarts_by_itself broken
+    broken_took=$took
     check "the broken system booted on trial from slot A ($(probe_lines broken "UNWIND-PROBE slot " | head -n 1 | awk '{print $3}'))" \
         grep -aq "^UNWIND-PROBE slot A" <(probe_lines broken "UNWIND-PROBE slot ")
     check "it was never PANIC-ready, and the machine restarted by itself ($broken_took s here)" \
@@ -279,19 +306,8 @@ update_boots() {
     same_card_state "the broken update's trial" before-broken after-broken
     from=$(wc -l <"$work/modem.log")
     extra="unwind_test.probe=update unwind_test.install=stuck"
-    boot fallback
-    if ! wait_console fallback "UNWIND-PROBE done" 1200; then
-        fail "the boot after the broken system: the probe never finished ($((SECONDS - boot_started)) s)"
-        tail -n 40 "$work/fallback.console"
-        power_off
-        return
-    fi
-    power_off
-    check "the next boot is slot B again ($(probe_lines fallback "UNWIND-PROBE slot " | head -n 1 | awk '{print $3}'))" \
-        grep -aq "^UNWIND-PROBE slot B" <(probe_lines fallback "UNWIND-PROBE slot ")
-    fallback_ready=$(probe_lines fallback "UNWIND-PROBE panic-ready" | head -n 1 | awk '{print $3}')
-    check "PANIC-ready on slot B again (at ${fallback_ready:-never} s of its uptime)" test -n "$fallback_ready"
-    said=$(probe_lines fallback "UNWIND-UPDATE " | cut -d' ' -f2-)
+    back_on_b fallback || return
+    fallback_ready=$ready
     check "unwind status says the update did not come up, and why: $said" \
         grep -q "^Update: *the update to $broken_version did not come up; back on $update_version (slot B) .*not PANIC-ready within 150 s" <<<"$said"
     check "slot A is out of the order until the next install ($(probe_lines fallback "UNWIND-PROBE slots " | tail -n 1 | awk '{print $3, $4, $5}'))" \
@@ -316,18 +332,13 @@ update_boots() {
 # stuck_boot: the system whose boot never reaches the slot keeper (installed into slot A by the
 # fall-back boot) on its one try: restarted by the boot's deadline, and the slot before it says so.
 stuck_boot() {
-    local said t
+    local said
     check "the stuck bundle installs into slot A, tried next (exit $(install_rc fallback stuck); slots $(slots_after fallback stuck))" \
         bash -c '[ "$1" = 0 ] && [[ $2 == "AB 1 "* ]]' _ "$(install_rc fallback stuck)" "$(slots_after fallback stuck)"
     card_state before-stuck
     extra=
-    boot stuck
-    t=$SECONDS
-    while kill -0 "$qemu_pid" 2>/dev/null && [ $((SECONDS - t)) -lt 1200 ]; do sleep 2; done
-    local by_itself=0
-    kill -0 "$qemu_pid" 2>/dev/null || by_itself=1
-    power_off
-    stuck_took=$((SECONDS - t))
+    restarts_by_itself stuck
+    stuck_took=$took
     check "boot.scr started the stuck system from slot A on its last try ($(grep -a -m1 "^unwind: slot " "$work/stuck.console" | tr -d '\r'))" \
         grep -aq "^unwind: slot A, tries left after this boot: 0" "$work/stuck.console"
     check "its boot never reached the device, and the machine restarted by itself ($stuck_took s here)" \
@@ -336,19 +347,8 @@ stuck_boot() {
     card_state after-stuck
     same_card_state "the stuck update's boot" before-stuck after-stuck
     extra="unwind_test.probe=update"
-    boot stuck-fallback
-    if ! wait_console stuck-fallback "UNWIND-PROBE done" 1200; then
-        fail "the boot after the stuck system: the probe never finished ($((SECONDS - boot_started)) s)"
-        tail -n 40 "$work/stuck-fallback.console"
-        power_off
-        return
-    fi
-    power_off
-    check "the next boot is slot B again ($(probe_lines stuck-fallback "UNWIND-PROBE slot " | head -n 1 | awk '{print $3}'))" \
-        grep -aq "^UNWIND-PROBE slot B" <(probe_lines stuck-fallback "UNWIND-PROBE slot ")
-    stuck_fallback_ready=$(probe_lines stuck-fallback "UNWIND-PROBE panic-ready" | head -n 1 | awk '{print $3}')
-    check "PANIC-ready on slot B again (at ${stuck_fallback_ready:-never} s of its uptime)" test -n "$stuck_fallback_ready"
-    said=$(probe_lines stuck-fallback "UNWIND-UPDATE " | cut -d' ' -f2-)
+    back_on_b stuck-fallback || return
+    stuck_fallback_ready=$ready
     check "unwind status says the update did not come up, and why: $said" \
         grep -Eq "^Update: *the update to $stuck_version did not come up; back on $update_version \(slot B\) .*never reached the slot keeper: [0-9]+ s after its kernel started it was (in emergency mode|still starting)" <<<"$said"
 }
