@@ -13,6 +13,9 @@ kept=/data/system/slots-kept.txt
 # The slot boot.scr started (rauc.slot= on the kernel's command line); empty when not started by it.
 booted_slot() { tr ' ' '\n' </proc/cmdline | sed -n 's/^rauc\.slot=//p'; }
 
+# Whole seconds since the kernel started.
+uptime_s() { cut -d. -f1 /proc/uptime; }
+
 # Writes a file whole or not at all (a power cut leaves the old one).
 write_whole() { # file text
     mkdir -p "${1%/*}"
