@@ -41,8 +41,8 @@
 #
 # Prints "ok - ..." / "FAIL - ..." per check, "N passed, N failed, N skipped" last; exits 1 on a failure.
 # Before any boot, the card's own Pi U-Boot in qemu's raspi3b (pi-uboot.py): with a modem talking
-# and echoing on its UART it still runs boot.scr; with one sending random bytes and Ctrl-C the
-# slot's kernel still starts. The last boot rates the emulated CPU with
+# and echoing on its UART it still runs boot.scr; with one sending random bytes and Ctrl-C, or
+# nothing but Ctrl-C, the slot's kernel still starts. The last boot rates the emulated CPU with
 # 7-Zip, and the boots after a cut are scaled to a Pi Zero 2 W's (an estimate that errs high).
 # Prints systemd-analyze's view of the first boot and of the last (time, critical-chain
 # unwind.service, blame), from inside the guest.
@@ -268,6 +268,12 @@ pi_uboot() {
     dd if="$image" of="$pi" bs=1024 skip=1024 seek=1024 count=16 conv=notrunc status=none
     out=$(python3 "$here/pi-uboot.py" --card "$pi" --u-boot "$work/u-boot-rpi.bin" --dtb "$dtb" --noise random --until kernel --timeout 300)
     check "the Pi's U-Boot, a modem sending random bytes and Ctrl-C from power-on: $out; the slots then $(slots "$pi")" \
+        bash -c 'grep -q "^the kernel started" <<<"$1" && [ "$2" = "AB 2 3" ]' _ "$out" "$(slots "$pi")"
+    # And one sending nothing but Ctrl-C, so that every look for one finds it: a loop in boot.scr
+    # would be left at its first turn, with no slot chosen.
+    dd if="$image" of="$pi" bs=1024 skip=1024 seek=1024 count=16 conv=notrunc status=none
+    out=$(python3 "$here/pi-uboot.py" --card "$pi" --u-boot "$work/u-boot-rpi.bin" --dtb "$dtb" --noise ctrl-c --until kernel --timeout 300)
+    check "the Pi's U-Boot, a modem sending nothing but Ctrl-C from power-on: $out; the slots then $(slots "$pi")" \
         bash -c 'grep -q "^the kernel started" <<<"$1" && [ "$2" = "AB 2 3" ]' _ "$out" "$(slots "$pi")"
     rm -f "$pi"
 }

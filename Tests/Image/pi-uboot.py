@@ -4,11 +4,13 @@ on the header UART that talks from power-on. U-Boot's console is that UART: a by
 countdown would leave it at its prompt, and a Ctrl-C (0x03) while boot.scr runs can stop a
 command or a loop of it. What the modem sends (--noise):
   echo     "RDY" again and again, and every byte back, as a GSM modem in command mode does;
-  random   random bytes and a 0x03 after each 16 of them, again and again.
+  random   random bytes and a 0x03 after each 16 of them, again and again;
+  ctrl-c   nothing but 0x03, 64 of them every 0.1 s: every time U-Boot looks for a Ctrl-C, it
+           finds one.
 Passes when the card's boot.scr runs (it prints "unwind: slots"), or with --until kernel when it
 goes on to start the slot's kernel (U-Boot's "Starting kernel").
 
-usage: pi-uboot.py --card IMG --u-boot BIN --dtb DTB [--noise echo|random]
+usage: pi-uboot.py --card IMG --u-boot BIN --dtb DTB [--noise echo|random|ctrl-c]
                    [--until scr|kernel] [--timeout S]
   IMG: a copy of the card whose size is a power of two (qemu's SD card needs it); its slots'
   state is counted down by boot.scr. Prints one line, "boot.scr ran after N s", "the kernel
@@ -28,7 +30,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--card", required=True)
 parser.add_argument("--u-boot", required=True)
 parser.add_argument("--dtb", required=True)
-parser.add_argument("--noise", choices=["echo", "random"], default="echo")
+parser.add_argument("--noise", choices=["echo", "random", "ctrl-c"], default="echo")
 parser.add_argument("--until", choices=["scr", "kernel"], default="scr")
 parser.add_argument("--timeout", type=float, default=60)
 args = parser.parse_args()
@@ -73,7 +75,12 @@ def console():
 def modem():
     # What the modem says, again and again from the first moment.
     while not done.is_set():
-        send(b"\r\nRDY\r\n" if args.noise == "echo" else os.urandom(16) + b"\x03")
+        if args.noise == "echo":
+            send(b"\r\nRDY\r\n")
+        elif args.noise == "random":
+            send(os.urandom(16) + b"\x03")
+        else:
+            send(b"\x03" * 64)
         time.sleep(0.1)
 
 

@@ -22,30 +22,32 @@ test -n "${BOOT_ORDER}" || setenv BOOT_ORDER "A B"
 test -n "${BOOT_A_LEFT}" || setenv BOOT_A_LEFT 3
 test -n "${BOOT_B_LEFT}" || setenv BOOT_B_LEFT 3
 echo "unwind: slots ${BOOT_ORDER}; tries left: A ${BOOT_A_LEFT}, B ${BOOT_B_LEFT}"
+# The slots in BOOT_ORDER's order, without a loop: U-Boot's shell looks for a Ctrl-C at each
+# turn of a for or while loop and leaves the loop when it finds one, and the modem on a Pi's
+# console UART may send 0x03 at any moment. RAUC writes "A B" or "B A", or one slot alone when
+# the other is marked bad; anything else is read as "A B", so that a garbled order still boots.
+setenv first A
+setenv second B
+if test "${BOOT_ORDER}" = "B A"; then
+  setenv first B
+  setenv second A
+elif test "${BOOT_ORDER}" = "B"; then
+  setenv first B
+  setenv second none
+elif test "${BOOT_ORDER}" = "A"; then
+  setenv second none
+elif test "${BOOT_ORDER}" != "A B"; then
+  echo "unwind: slot order ${BOOT_ORDER} unknown; A B"
+  setenv BOOT_ORDER "A B"
+fi
+# A slot's try: counted, then its kernel loaded; run with "run try_A" or "run try_B".
+setenv try_A 'if test 0x${BOOT_A_LEFT} -gt 0; then setexpr BOOT_A_LEFT ${BOOT_A_LEFT} - 1; if load ${devtype} ${devnum}:2 ${kernel_addr_r} /boot/vmlinuz; then setenv slot A; setenv rootpart 2; setenv slot_left ${BOOT_A_LEFT}; else echo "unwind: slot A: no kernel loaded"; fi; fi'
+setenv try_B 'if test 0x${BOOT_B_LEFT} -gt 0; then setexpr BOOT_B_LEFT ${BOOT_B_LEFT} - 1; if load ${devtype} ${devnum}:3 ${kernel_addr_r} /boot/vmlinuz; then setenv slot B; setenv rootpart 3; setenv slot_left ${BOOT_B_LEFT}; else echo "unwind: slot B: no kernel loaded"; fi; fi'
 setenv slot
-for BOOT_SLOT in "${BOOT_ORDER}"; do
-  if test "x${slot}" != "x"; then
-    # a slot is chosen
-  elif test "x${BOOT_SLOT}" = "xA"; then
-    if test 0x${BOOT_A_LEFT} -gt 0; then
-      setexpr BOOT_A_LEFT ${BOOT_A_LEFT} - 1
-      if load ${devtype} ${devnum}:2 ${kernel_addr_r} /boot/vmlinuz; then
-        setenv slot A
-        setenv rootpart 2
-        setenv slot_left ${BOOT_A_LEFT}
-      fi
-    fi
-  elif test "x${BOOT_SLOT}" = "xB"; then
-    if test 0x${BOOT_B_LEFT} -gt 0; then
-      setexpr BOOT_B_LEFT ${BOOT_B_LEFT} - 1
-      if load ${devtype} ${devnum}:3 ${kernel_addr_r} /boot/vmlinuz; then
-        setenv slot B
-        setenv rootpart 3
-        setenv slot_left ${BOOT_B_LEFT}
-      fi
-    fi
-  fi
-done
+run try_${first}
+if test "x${slot}" = "x" && test "${second}" != none; then
+  run try_${second}
+fi
 if test "x${slot}" = "x"; then
   echo "unwind: no slot has tries left; each gets 3 again"
   setenv BOOT_A_LEFT 3
