@@ -27,7 +27,7 @@
 # (default 5; Tests/Image/power-cuts.sh runs 50): the machine is killed at a random moment
 # while the device writes (a session, a maintainer's change, an alert journaled and held
 # unanswered by the modem) and an update installs into slot B (the cut early in the install;
-# with UNWIND_IMAGE_CUTS_IN_COPY=1 every second one while RAUC copies the system), booted again; each time the old slot
+# every second one while RAUC copies the system), booted again; each time the old slot
 # starts, the file systems check clean, every state file parses (nothing set aside) and every
 # alert the network had not taken goes out after the restart. Then the A/B updates
 # (update-checks.sh).
