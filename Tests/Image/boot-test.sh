@@ -164,10 +164,15 @@ boot() {
     # The maintainer's SSH reaches the machine's port 22 through $ssh_port on the host's loopback.
     # shellcheck disable=SC2054 # qemu's own option syntax
     [ "$network" = 1 ] && nic=(-nic "user,model=virtio-net-pci,hostfwd=tcp:127.0.0.1:$ssh_port-:22")
+    # A watchdog device (qemu's i6300esb, which resets the machine) only where a boot asks for it:
+    # the card's systemd feeds any watchdog it finds every 7.5 s, and a host too busy to run the
+    # machine for 15 s would restart a boot that is only slow.
+    local devices=()
+    [ "${watchdog:-0}" = 1 ] && devices=(-device i6300esb)
     qemu-system-aarch64 -M virt -cpu "$guest_cpu" -smp 2 -m 1024 -display none -no-reboot \
         -bios "$u_boot" -fw_cfg "name=opt/unwind-test,string=${extra:-none}" \
         -drive "file=${card:-$image},format=raw,if=none,id=card" -device virtio-blk-pci,drive=card \
-        "${disks[@]}" "${serial[@]}" \
+        "${disks[@]}" "${serial[@]}" "${devices[@]}" \
         -serial "file:$work/$name.console" "${nic[@]}" -monitor none >"$work/$name.qemu" 2>&1 &
     qemu_pid=$!
     if [ "$modem" = 1 ]; then

@@ -18,7 +18,9 @@
 # told in `unwind status`) and installs "broken" from it; boots "broken" on trial (never
 # PANIC-ready: the slot keeper restarts the machine) and comes back on the slot before it, which
 # says why, the state still as it was, PANIC still reaching the modem; that slot installs "stuck",
-# whose boot the boot's deadline restarts, and the slot before it says so.
+# whose boot the boot's deadline restarts, and the slot before it says so. Last, that slot once
+# more on a machine with a watchdog device: systemd arms it, and a kernel crash that never
+# restarts the machine itself is restarted by it.
 
 # prepare_bundles: the four bad or other bundles and the disk that carries them.
 prepare_bundles() {
@@ -347,9 +349,36 @@ update_boots() {
     check "slot B holds its own kernel (/boot/vmlinuz -> ${kernel:-nothing})" bash -c '[[ $1 == vmlinuz-* ]]' _ "$kernel"
     pi_device_trees "after the updates"
     stuck_boot
+    hung_boot
     extra=
     bundles=0
-    echo "updates: bundle $((update_bytes / 1048576)) MiB, streamed ${streamed_bytes:-?} bytes of it in ${streamed_requests:-?} requests; its install ${install_took:-?} s (emulated); a broken update to PANIC-ready on the slot before it: $broken_took s here for the broken trial, then ${fallback_ready:-?} s of uptime; a stuck one: ${stuck_took:-?} s here, then ${stuck_fallback_ready:-?} s of uptime; cuts during an install: $cuts_in_install"
+    echo "updates: bundle $((update_bytes / 1048576)) MiB, streamed ${streamed_bytes:-?} bytes of it in ${streamed_requests:-?} requests; its install ${install_took:-?} s (emulated); a broken update to PANIC-ready on the slot before it: $broken_took s here for the broken trial, then ${fallback_ready:-?} s of uptime; a stuck one: ${stuck_took:-?} s here, then ${stuck_fallback_ready:-?} s of uptime; a hung kernel restarted by the watchdog after ${hung_took:-?} s here; cuts during an install: $cuts_in_install"
+}
+
+# hung_boot: slot B once more, on a machine with a watchdog device (qemu's i6300esb; a Pi's is
+# its SoC's): once PANIC-ready, the kernel crashes and never restarts the machine itself; the
+# watchdog systemd feeds does (hung_took: seconds here from the crash to the restart).
+hung_boot() {
+    local t ident state timeout runtime
+    extra="unwind_test.probe=hang"
+    watchdog=1
+    boot hang
+    watchdog=0
+    extra=
+    hung_took=
+    by_itself=0
+    if wait_console hang "UNWIND-PROBE (hanging|done)" 900 && grep -aq "^UNWIND-PROBE hanging" "$work/hang.console"; then
+        t=$SECONDS
+        while kill -0 "$qemu_pid" 2>/dev/null && [ $((SECONDS - t)) -lt 300 ]; do sleep 1; done
+        kill -0 "$qemu_pid" 2>/dev/null || by_itself=1
+        hung_took=$((SECONDS - t))
+    fi
+    power_off
+    read -r ident state timeout runtime _ < <(probe_lines hang "UNWIND-PROBE watchdog " | tr -d '\r' | cut -d' ' -f3-)
+    check "systemd feeds the machine's watchdog (${ident:-none}, ${state:-not said}, ${timeout:-?} s; RuntimeWatchdogUSec ${runtime:-?})" \
+        bash -c '[ "$1" = active ] && [ "$2" = 15s ]' _ "$state" "$runtime"
+    check "a kernel that hangs once PANIC-ready is restarted by the watchdog (${hung_took:-never} s after the crash)" \
+        bash -c '[ "$1" = 1 ] && grep -aq "Kernel panic" "$2"' _ "$by_itself" "$work/hang.console"
 }
 
 # stuck_boot: the system whose boot never reaches the slot keeper (installed into slot A by the
