@@ -165,8 +165,8 @@ boot() {
     # shellcheck disable=SC2054 # qemu's own option syntax
     [ "$network" = 1 ] && nic=(-nic "user,model=virtio-net-pci,hostfwd=tcp:127.0.0.1:$ssh_port-:22")
     # A watchdog device (qemu's i6300esb, which resets the machine) only where a boot asks for it:
-    # the card's systemd feeds any watchdog it finds every 7.5 s, and a host too busy to run the
-    # machine for 15 s would restart a boot that is only slow.
+    # the card's systemd feeds any watchdog it finds at least every 7.5 s, and a host too busy to
+    # run the machine for 15 s would restart a boot that is only slow.
     local devices=()
     [ "${watchdog:-0}" = 1 ] && devices=(-device i6300esb)
     qemu-system-aarch64 -M virt -cpu "$guest_cpu" -smp 2 -m 1024 -display none -no-reboot \
@@ -268,18 +268,19 @@ pi_uboot() {
     fdtput -d "$work/no-bootdelay.dtb" /config bootdelay
     out=$(python3 "$here/pi-uboot.py" --card "$pi" --u-boot "$work/u-boot-rpi.bin" --dtb "$work/no-bootdelay.dtb" --timeout 30)
     check "... and without the device tree's bootdelay, the same modem stops it: $out" grep -q "^stopped (at U-Boot's prompt)" <<<"$out"
-    # A modem sending random bytes and Ctrl-C (0x03) through the whole of boot.scr, from the
-    # card's slots' state as built: slot A's kernel still starts, its try counted once.
-    dd if="$image" of="$pi" bs=1024 skip=1024 seek=1024 count=16 conv=notrunc status=none
-    out=$(python3 "$here/pi-uboot.py" --card "$pi" --u-boot "$work/u-boot-rpi.bin" --dtb "$dtb" --noise random --until kernel --timeout 300)
-    check "the Pi's U-Boot, a modem sending random bytes and Ctrl-C from power-on: $out; the slots then $(slots "$pi")" \
-        bash -c 'grep -q "^the kernel started" <<<"$1" && [ "$2" = "AB 2 3" ]' _ "$out" "$(slots "$pi")"
-    # And one sending nothing but Ctrl-C, so that every look for one finds it: a loop in boot.scr
-    # would be left at its first turn, with no slot chosen.
-    dd if="$image" of="$pi" bs=1024 skip=1024 seek=1024 count=16 conv=notrunc status=none
-    out=$(python3 "$here/pi-uboot.py" --card "$pi" --u-boot "$work/u-boot-rpi.bin" --dtb "$dtb" --noise ctrl-c --until kernel --timeout 300)
-    check "the Pi's U-Boot, a modem sending nothing but Ctrl-C from power-on: $out; the slots then $(slots "$pi")" \
-        bash -c 'grep -q "^the kernel started" <<<"$1" && [ "$2" = "AB 2 3" ]' _ "$out" "$(slots "$pi")"
+    # A modem sending random bytes and Ctrl-C (0x03) through the whole of boot.scr, then one sending
+    # nothing but Ctrl-C, so that every look for one finds it (a loop in boot.scr would be left at
+    # its first turn, with no slot chosen); each from the card's slots' state as built: slot A's
+    # kernel still starts, its try counted once.
+    local noise said
+    for noise in random ctrl-c; do
+        said="random bytes and Ctrl-C"
+        [ "$noise" = ctrl-c ] && said="nothing but Ctrl-C"
+        dd if="$image" of="$pi" bs=1024 skip=1024 seek=1024 count=16 conv=notrunc status=none
+        out=$(python3 "$here/pi-uboot.py" --card "$pi" --u-boot "$work/u-boot-rpi.bin" --dtb "$dtb" --noise "$noise" --until kernel --timeout 300)
+        check "the Pi's U-Boot, a modem sending $said from power-on: $out; the slots then $(slots "$pi")" \
+            bash -c 'grep -q "^the kernel started" <<<"$1" && [ "$2" = "AB 2 3" ]' _ "$out" "$(slots "$pi")"
+    done
     rm -f "$pi"
 }
 # The slots' state at 1 MiB (U-Boot's environment format: a CRC-32, then name=value\0...).
