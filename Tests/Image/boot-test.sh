@@ -281,6 +281,17 @@ pi_uboot() {
         check "the Pi's U-Boot, a modem sending $said from power-on: $out; the slots then $(slots "$pi")" \
             bash -c 'grep -q "^the kernel started" <<<"$1" && [ "$2" = "AB 2 3" ]' _ "$out" "$(slots "$pi")"
     done
+    # Further, to the slot's root: the card's kernel and initramfs with the Zero 2 W tree find the
+    # SD card on the BCM2837's SD host (the bcm2835 mmc module, from the initramfs) and mount the
+    # slot. The kernel's console goes to the mini UART for it; one CPU, as qemu runs the four in
+    # one host thread. Not further: qemu's model of the SoC's watchdog restarts the machine as soon
+    # as systemd arms it.
+    dd if="$image" of="$pi" bs=1024 skip=1024 seek=1024 count=16 conv=notrunc status=none
+    printf 'console=ttyS1,115200 rootfstype=ext4 maxcpus=1\n' >"$work/pi-boot.txt"
+    mcopy -o -i "$pi@@$((boot_start * 512))" "$work/pi-boot.txt" ::unwind-boot.txt
+    out=$(python3 "$here/pi-uboot.py" --card "$pi" --u-boot "$work/u-boot-rpi.bin" --dtb "$dtb" --until root --timeout 300)
+    check "the Pi's kernel (qemu raspi3b, the Zero 2 W tree) mounts slot A from the SD card through its initramfs: $out" \
+        grep -q "^the slot's root was mounted" <<<"$out"
     rm -f "$pi"
 }
 # The slots' state at 1 MiB (U-Boot's environment format: a CRC-32, then name=value\0...).

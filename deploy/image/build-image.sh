@@ -143,19 +143,23 @@ make_base() { # OUT: the root as an uncompressed tar
     # kernel, its initramfs and the device trees there (they are the boot partition's). The
     # initramfs is made once, at the end (every program that makes it runs under qemu-user, about
     # two minutes a time): the kernel's own postinst and the trigger after the last hook would
-    # each make it again.
+    # each make it again. Which modules it holds is the image's own initramfs-tools
+    # configuration (root/etc/initramfs-tools), in place before the kernel's install.
     mmdebstrap --quiet --variant=minbase --architectures=arm64 --components=main,non-free-firmware \
         --format=tar \
         --aptopt='Acquire::Check-Valid-Until "false"' \
         --include="$base_packages" \
-        --setup-hook='mkdir -p "$1/boot/firmware"' \
+        --setup-hook='mkdir -p "$1/boot/firmware" "$1/etc/initramfs-tools" && cp -R "${UNWIND_INITRAMFS_CONFIG:?}/." "$1/etc/initramfs-tools/"' \
         --essential-hook='chroot "$1" dpkg-divert --quiet --local --rename --add /usr/sbin/update-initramfs' \
         --essential-hook='printf "#!/bin/sh\nexit 0\n" >"$1/usr/sbin/update-initramfs" && chmod 755 "$1/usr/sbin/update-initramfs"' \
         --customize-hook='rm "$1/usr/sbin/update-initramfs" && chroot "$1" dpkg-divert --quiet --local --rename --remove /usr/sbin/update-initramfs' \
         --customize-hook='chroot "$1" update-initramfs -c -k all' \
+        --customize-hook='chroot "$1" sh -ec "l=\$(lsinitramfs /boot/initrd.img-*); for m in fs/ext4/ext4 block/virtio_blk mmc/host/sdhci-iproc mmc/host/bcm2835 regulator/fixed regulator/gpio-regulator; do echo \"\$l\" | grep -q \"/\$m\.ko\" || { echo \"the initramfs has no \$m\" >&2; exit 1; }; done"' \
         "$suite" "$1" "$mirror"
 }
-key=$(printf '%s\n' "$suite" "$base_packages" "$(declare -f make_base)" | sha256sum | cut -c1-12)
+export UNWIND_INITRAMFS_CONFIG=$here/root/etc/initramfs-tools
+initramfs_config=$(cd "$UNWIND_INITRAMFS_CONFIG" && find . -type f -printf '%p %m\n' | LC_ALL=C sort && find . -type f -exec sha256sum {} + | LC_ALL=C sort -k2)
+key=$(printf '%s\n' "$suite" "$base_packages" "$(declare -f make_base)" "$initramfs_config" | sha256sum | cut -c1-12)
 base=$cache/base-$suite-arm64-$key.tar
 mkdir -p "$cache"
 exec 9>"$cache/.lock"
@@ -177,6 +181,7 @@ else
     listing=$(tar -tf "$cache/making.tar") || die "the base root is not a readable tar"
     grep -q '^\./usr/lib/modules/[^/]*/$' <<<"$listing" || die "the base root has no kernel modules"
     grep -q '^\./boot/firmware/initrd\.img-' <<<"$listing" || die "the base root has no initramfs in /boot/firmware"
+    grep -q '^\./etc/initramfs-tools/conf\.d/unwind-modules\.conf$' <<<"$listing" || die "the base root's initramfs was made without the image's configuration"
     mv "$cache/making.tar" "$base"
     echo "key=$key size=$(stat -c %s "$base")" >"$base.ok"
     # Roots of other recipes are never used again.
