@@ -73,8 +73,9 @@ signing_key=
 # nobody reads the kernel's messages on a bedside device, and drawing them on the screen's
 # console holds up the boot. No check of the slot at boot (its initramfs has no fsck: the
 # card's fstab names no root): a slot is mounted read-only, and RAUC writes only the slot that
-# is not running, marked bad until its copy is whole. panic=10: a kernel or an initramfs that cannot go on restarts the board, so that a system on
-# trial that never reaches user space spends its one try and the slot before it starts.
+# is not running, marked bad until its copy is whole. panic=10: a kernel or an initramfs that
+# cannot go on restarts the board, so that a system on trial that never reaches user space
+# spends its one try and the slot before it starts.
 kernel_args="console=tty0 rootfstype=ext4 net.ifnames=0 cma=64M panic=10 quiet"
 while [ $# -gt 0 ]; do
     case "$1" in
