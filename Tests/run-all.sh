@@ -107,13 +107,16 @@ stages=()
 # A stage's CPU seconds are counted in a subshell of its own: this shell's count of its ended
 # children would also take in a stage beside it that ends meanwhile (the arm64 stage's hour in
 # the image stage's figure).
+# Each stage's output is also kept in its own log, for the failures' summary at the end.
+stage_log() { printf '.build/stage-output-%s.log\n' "$(printf '%s' "${1%% (*}" | tr -c 'a-zA-Z0-9' '-')"; }
 stage() {
     local name=$1
     shift
     local start=$SECONDS cpu result=passed counted
     counted=$(mktemp)
     echo "=== $name"
-    if ! ( "$@"; rc=$?; cpu_seconds cpu; echo "$cpu" >"$counted"; exit $rc ); then
+    ( "$@"; rc=$?; cpu_seconds cpu; echo "$cpu" >"$counted"; exit $rc ) 2>&1 | tee "$(stage_log "$name")"
+    if [ "${PIPESTATUS[0]}" != 0 ]; then
         result=FAILED
         failed+=("$name")
     fi
@@ -225,6 +228,13 @@ while IFS=$'\t' read -r name secs cpu result how _; do
 done <"$preps"
 
 if [ ${#failed[@]} -gt 0 ]; then
+    # The failed checks again, with what they printed, where the end of a long output is read.
+    for name in "${failed[@]}"; do
+        log=$(stage_log "$name")
+        echo
+        echo "run-all: what failed in '$name' ($log):"
+        grep -E '^FAIL - |^not ok|^    \| |✘|error:' "$log" 2>/dev/null | head -n 80
+    done
     echo "run-all: failed: ${failed[*]}"
     exit 1
 fi
