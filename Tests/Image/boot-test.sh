@@ -270,23 +270,36 @@ pi_uboot() {
     check "... and without the device tree's bootdelay, the same modem stops it: $out" grep -q "^stopped (at U-Boot's prompt)" <<<"$out"
     # A modem sending random bytes and Ctrl-C (0x03) through the whole of boot.scr, then one sending
     # nothing but Ctrl-C, so that every look for one finds it (a loop in boot.scr would be left at
-    # its first turn, with no slot chosen); each from the card's slots' state as built: slot A's
-    # kernel still starts, its try counted once.
-    local noise said
+    # its first turn, with no slot chosen): slot A's kernel still starts, its try counted once.
+    # Each starts from a slots' state a boot must read right (boot.cmd): a write cut short in the
+    # copy with the later count, so the other is read (had the cut write been read, slot B would
+    # be tried first); then the count past 255, where copy 1's 0 is later than copy 0's 255 (had
+    # copy 0 been read, B again). The copy not read is the one written, with the next count.
+    local noise said state expected
     for noise in random ctrl-c; do
-        said="random bytes and Ctrl-C"
-        [ "$noise" = ctrl-c ] && said="nothing but Ctrl-C"
-        dd if="$image" of="$pi" bs=1024 skip=1024 seek=1024 count=16 conv=notrunc status=none
+        dd if="$image" of="$pi" bs=1024 skip=1024 seek=1024 count=32 conv=notrunc status=none
+        if [ "$noise" = random ]; then
+            said="random bytes and Ctrl-C, the later copy of the slots' state cut short"
+            python3 "$here/slot-state.py" write "$pi" 0 7 "A B" 2 3
+            python3 "$here/slot-state.py" write "$pi" 1 8 "B A" 3 3 --torn
+            expected="copy 0: flag 7, AB 2 3|copy 1: flag 8, AB 1 3"
+        else
+            said="nothing but Ctrl-C, the slots' state counted past 255"
+            python3 "$here/slot-state.py" write "$pi" 0 255 "B A" 3 3
+            python3 "$here/slot-state.py" write "$pi" 1 0 "A B" 2 3
+            expected="copy 0: flag 1, AB 1 3|copy 1: flag 0, AB 2 3"
+        fi
         out=$(python3 "$here/pi-uboot.py" --card "$pi" --u-boot "$work/u-boot-rpi.bin" --dtb "$dtb" --noise "$noise" --until kernel --timeout 300)
-        check "the Pi's U-Boot, a modem sending $said from power-on: $out; the slots then $(slots "$pi")" \
-            bash -c 'grep -q "^the kernel started" <<<"$1" && [ "$2" = "AB 2 3" ]' _ "$out" "$(slots "$pi")"
+        state=$(python3 "$here/slot-state.py" copies "$pi" | paste -sd '|')
+        check "the Pi's U-Boot, a modem sending $said: $out; the slots then $state" \
+            bash -c 'grep -q "^the kernel started" <<<"$1" && [ "$2" = "$3" ]' _ "$out" "$state" "$expected"
     done
     # Further, to the slot's root: the card's kernel and initramfs with the Zero 2 W tree find the
     # SD card on the BCM2837's SD host (the bcm2835 mmc module, from the initramfs) and mount the
     # slot. The kernel's console goes to the mini UART for it; one CPU, as qemu runs the four in
     # one host thread. Not further: qemu's model of the SoC's watchdog restarts the machine as soon
     # as systemd arms it.
-    dd if="$image" of="$pi" bs=1024 skip=1024 seek=1024 count=16 conv=notrunc status=none
+    dd if="$image" of="$pi" bs=1024 skip=1024 seek=1024 count=32 conv=notrunc status=none
     printf 'console=ttyS1,115200 rootfstype=ext4 maxcpus=1\n' >"$work/pi-boot.txt"
     mcopy -o -i "$pi@@$((boot_start * 512))" "$work/pi-boot.txt" ::unwind-boot.txt
     out=$(python3 "$here/pi-uboot.py" --card "$pi" --u-boot "$work/u-boot-rpi.bin" --dtb "$dtb" --until root --timeout 300)
@@ -294,16 +307,8 @@ pi_uboot() {
         grep -q "^the slot's root was mounted" <<<"$out"
     rm -f "$pi"
 }
-# The slots' state at 1 MiB (U-Boot's environment format: a CRC-32, then name=value\0...).
-slots() { # [card]
-    dd if="${1:-$image}" bs=1024 skip=1024 count=16 status=none | python3 -c '
-import sys, zlib, struct
-b = sys.stdin.buffer.read()
-crc, = struct.unpack("<I", b[:4])
-if zlib.crc32(b[4:]) != crc: print("bad-crc"); sys.exit()
-v = dict(e.split("=", 1) for e in b[4:].split(b"\0\0")[0].decode().split("\0") if "=" in e)
-print(v.get("BOOT_ORDER", "-").replace(" ", ""), v.get("BOOT_A_LEFT", "-"), v.get("BOOT_B_LEFT", "-"))'
-}
+# The slots' state as a boot reads it ("AB 3 3"; Tests/Image/slot-state.py).
+slots() { python3 "$here/slot-state.py" read "$image"; }
 pi_uboot
 check "the card: boot, slots A and B, data; the slots' state: A first, 3 tries each ($(slots))" \
     bash -c '[ "$(sfdisk -J "$1" | python3 -c "import json,sys; print(len(json.load(sys.stdin)[\"partitiontable\"][\"partitions\"]))")" = 4 ] && [ "$2" = "AB 3 3" ]' _ "$image" "$(slots)"

@@ -10,9 +10,9 @@
 #                                                # and the update bundle of the same system
 #
 # The card (MBR, disk id 0x756e7769, four partitions):
-#   at 1 MiB, 16 KiB: which system slot boots and its tries left (BOOT_ORDER, BOOT_A_LEFT,
-#      BOOT_B_LEFT in U-Boot's environment format), read and written by boot.scr and by Linux
-#      through /etc/fw_env.config.
+#   at 1 MiB, two copies of 16 KiB: which system slot boots and its tries left (BOOT_ORDER,
+#      BOOT_A_LEFT, BOOT_B_LEFT in U-Boot's redundant environment format), read and written by
+#      boot.scr and by Linux through /etc/fw_env.config.
 #   1. UNWIND-BOOT, FAT32, 256 MiB: the Pi's firmware (Debian's raspi-firmware), U-Boot (Debian's
 #      u-boot-rpi) and boot.scr (deploy/image/boot/boot.cmd), the device trees of the Pi 3, 4 and
 #      Zero 2 W with I2C1 at 400 kHz, config.txt, unwind-boot.txt (the kernel's command line);
@@ -350,9 +350,10 @@ E2FSPROGS_FAKE_TIME=$epoch mkfs.ext4 -q -L unwind-root -U "$root_uuid" -d "$root
 # (boot.scr names the slot's partition). An error found in it makes it read-only.
 tune2fs -e remount-ro "$work/root.ext4" >/dev/null
 mkfs.ext4 -q -L unwind-data -d "$data" -E root_owner=0:0 "$work/data.ext4" "${data_mib}M"
-# Slot A boots first, three tries; B is empty.
+# Slot A boots first, three tries; B is empty. The first of the state's two copies (redundant
+# format, boot.cmd); the second is left blank, a bad CRC, until the first boot writes it.
 printf 'BOOT_ORDER=A B\nBOOT_A_LEFT=3\nBOOT_B_LEFT=3\n' >"$work/slots.txt"
-mkenvimage -s 0x4000 -o "$work/slots.env" "$work/slots.txt"
+mkenvimage -r -s 0x4000 -o "$work/slots.env" "$work/slots.txt"
 start1=4
 start2=$((start1 + boot_mib))
 start3=$((start2 + slot_mib))

@@ -3,20 +3,70 @@
 # U-Boot's bootstd finds it as boot.scr on the boot partition and sets devtype and devnum.
 #
 # The slots' state is RAUC's (its U-Boot backend): BOOT_ORDER, BOOT_A_LEFT, BOOT_B_LEFT, kept
-# in 16 KiB in U-Boot's environment format at 1 MiB on the card, before the boot partition, so
-# that the same block serves both machines (the Pi keeps U-Boot's own environment in a FAT file,
-# the emulated machine in flash) and Linux writes it without the boot partition read-write
-# (/etc/fw_env.config). A slot is tried while it has tries left; each try is counted here,
-# before its kernel runs, and only a device that comes up PANIC-ready makes RAUC give the tries
-# back (mark-good): a slot that does not come up falls back to the other by itself.
+# in two copies of 16 KiB at 1 MiB on the card, before the boot partition, so that the same
+# blocks serve both machines (the Pi keeps U-Boot's own environment in a FAT file, the emulated
+# machine in flash) and Linux writes them without the boot partition read-write
+# (/etc/fw_env.config, two lines). A slot is tried while it has tries left; each try is counted
+# here, before its kernel runs, and only a device that comes up PANIC-ready makes RAUC give the
+# tries back (mark-good): a slot that does not come up falls back to the other by itself.
+#
+# The two copies are U-Boot's redundant environment format, as libubootenv's fw_setenv writes it
+# with two devices configured: a CRC-32 of the variables, a flag byte counting the writes, the
+# variables. The copy read is the one with a good CRC and the later count (0 follows 255); the
+# other is written, with the next count. A write cut short by a power cut spoils only the copy
+# that was not being read, so the next boot reads the state from before it: the try that write
+# counted is counted again, and an update's slot order is never lost.
 setexpr unwind_mem ${kernel_addr_r} + 0x3000000
+setexpr unwind_copy1 ${unwind_mem} + 0x4000
+setexpr unwind_plain ${unwind_mem} + 0x8000
 setexpr ramdisk_addr_r ${kernel_addr_r} + 0x4000000
 ${devtype} dev ${devnum}
-setenv BOOT_ORDER
-setenv BOOT_A_LEFT
-setenv BOOT_B_LEFT
-if ${devtype} read ${unwind_mem} 0x800 0x20; then
-  env import -c ${unwind_mem} 0x4000 BOOT_ORDER BOOT_A_LEFT BOOT_B_LEFT
+# unwind_read: the copy at ${at} imported; ok 1 when its CRC is good, its count in flag. env
+# import -c reads the plain format (the CRC, then the variables), so the copy is rebuilt in it
+# at unwind_plain, an aligned buffer, without the flag byte.
+setenv unwind_read 'setexpr at4 ${at} + 4; setexpr at5 ${at} + 5; setexpr plain4 ${unwind_plain} + 4; setexpr.b flag *${at4}; cp.b ${at} ${unwind_plain} 4; cp.b ${at5} ${plain4} 0x3ffb; setenv BOOT_ORDER; setenv BOOT_A_LEFT; setenv BOOT_B_LEFT; setenv ok 0; if env import -c ${unwind_plain} 0x3fff BOOT_ORDER BOOT_A_LEFT BOOT_B_LEFT; then setenv ok 1; fi'
+setenv ok0 0
+setenv ok1 0
+setenv flag0 0
+setenv flag1 0
+if ${devtype} read ${unwind_mem} 0x800 0x40; then
+  setenv at ${unwind_copy1}
+  run unwind_read
+  setenv ok1 ${ok}
+  setenv flag1 ${flag}
+  setenv order1 "${BOOT_ORDER}"
+  setenv a1 "${BOOT_A_LEFT}"
+  setenv b1 "${BOOT_B_LEFT}"
+  setenv at ${unwind_mem}
+  run unwind_read
+  setenv ok0 ${ok}
+  setenv flag0 ${flag}
+fi
+# The copy read, by libubootenv's rule so that both sides agree: the only good one, else the one
+# with the later count.
+setenv current 0
+if test ${ok1} = 1; then
+  if test ${ok0} = 0; then
+    setenv current 1
+  elif itest ${flag0} == 0xff && itest ${flag1} == 0; then
+    setenv current 1
+  elif itest ${flag1} == 0xff && itest ${flag0} == 0; then
+    setenv current 0
+  elif itest ${flag1} -gt ${flag0}; then
+    setenv current 1
+  fi
+fi
+if test ${current} = 1; then
+  setenv BOOT_ORDER "${order1}"
+  setenv BOOT_A_LEFT "${a1}"
+  setenv BOOT_B_LEFT "${b1}"
+  setenv unwind_write ${unwind_mem}
+  setenv unwind_block 0x800
+  setexpr unwind_flag ${flag1} + 1
+else
+  setenv unwind_write ${unwind_copy1}
+  setenv unwind_block 0x820
+  setexpr unwind_flag ${flag0} + 1
 fi
 test -n "${BOOT_ORDER}" || setenv BOOT_ORDER "A B"
 test -n "${BOOT_A_LEFT}" || setenv BOOT_A_LEFT 3
@@ -53,8 +103,16 @@ if test "x${slot}" = "x"; then
   setenv BOOT_A_LEFT 3
   setenv BOOT_B_LEFT 3
 fi
-env export -c -s 0x4000 ${unwind_mem} BOOT_ORDER BOOT_A_LEFT BOOT_B_LEFT
-${devtype} write ${unwind_mem} 0x800 0x20
+# The other copy written: exported in the plain format, then laid out with the flag byte (mw.b
+# keeps the count's low byte, so 255 is followed by 0).
+env export -c -s 0x3fff ${unwind_plain} BOOT_ORDER BOOT_A_LEFT BOOT_B_LEFT
+setexpr at4 ${unwind_write} + 4
+setexpr at5 ${unwind_write} + 5
+setexpr plain4 ${unwind_plain} + 4
+cp.b ${unwind_plain} ${unwind_write} 4
+mw.b ${at4} ${unwind_flag}
+cp.b ${plain4} ${at5} 0x3ffb
+${devtype} write ${unwind_write} ${unwind_block} 0x20
 if test "x${slot}" = "x"; then
   reset
 fi
