@@ -27,7 +27,7 @@ def parse(block):
     data = block[5:]
     if zlib.crc32(data) != crc:
         return None
-    pairs = (e.split("=", 1) for e in data.split(b"\0\0")[0].decode().split("\0") if "=" in e)
+    pairs = (e.split("=", 1) for e in data.split(b"\0\0")[0].decode(errors="replace").split("\0") if "=" in e)
     return flag, dict(pairs)
 
 

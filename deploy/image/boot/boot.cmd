@@ -15,7 +15,7 @@
 # variables. The copy read is the one with a good CRC and the later count (0 follows 255); the
 # other is written, with the next count. A write cut short by a power cut spoils only the copy
 # that was not being read, so the next boot reads the state from before it: the try that write
-# counted is counted again, and an update's slot order is never lost.
+# counted is counted again, and an update's slot order is kept unless both copies are spoilt.
 setexpr unwind_mem ${kernel_addr_r} + 0x3000000
 setexpr unwind_copy1 ${unwind_mem} + 0x4000
 setexpr unwind_plain ${unwind_mem} + 0x8000
@@ -25,11 +25,18 @@ ${devtype} dev ${devnum}
 # import -c reads the plain format (the CRC, then the variables), so the copy is rebuilt in it
 # at unwind_plain, an aligned buffer, without the flag byte.
 setenv unwind_read 'setexpr at4 ${at} + 4; setexpr at5 ${at} + 5; setexpr plain4 ${unwind_plain} + 4; setexpr.b flag *${at4}; cp.b ${at} ${unwind_plain} 4; cp.b ${at5} ${plain4} 0x3ffb; setenv BOOT_ORDER; setenv BOOT_A_LEFT; setenv BOOT_B_LEFT; setenv ok 0; if env import -c ${unwind_plain} 0x3fff BOOT_ORDER BOOT_A_LEFT BOOT_B_LEFT; then setenv ok 1; fi'
+# A card that cannot be read gives the defaults below (not what U-Boot's own environment may
+# hold) and is not written: without knowing which copy was read, a write could spoil the good one.
+setenv BOOT_ORDER
+setenv BOOT_A_LEFT
+setenv BOOT_B_LEFT
+setenv unwind_state_read 0
 setenv ok0 0
 setenv ok1 0
 setenv flag0 0
 setenv flag1 0
 if ${devtype} read ${unwind_mem} 0x800 0x40; then
+  setenv unwind_state_read 1
   setenv at ${unwind_copy1}
   run unwind_read
   setenv ok1 ${ok}
@@ -104,15 +111,21 @@ if test "x${slot}" = "x"; then
   setenv BOOT_B_LEFT 3
 fi
 # The other copy written: exported in the plain format, then laid out with the flag byte (mw.b
-# keeps the count's low byte, so 255 is followed by 0).
-env export -c -s 0x3fff ${unwind_plain} BOOT_ORDER BOOT_A_LEFT BOOT_B_LEFT
-setexpr at4 ${unwind_write} + 4
-setexpr at5 ${unwind_write} + 5
-setexpr plain4 ${unwind_plain} + 4
-cp.b ${unwind_plain} ${unwind_write} 4
-mw.b ${at4} ${unwind_flag}
-cp.b ${plain4} ${at5} 0x3ffb
-${devtype} write ${unwind_write} ${unwind_block} 0x20
+# keeps the count's low byte, so 255 is followed by 0). env export clears U-Boot's whole
+# environment size from unwind_plain on (256 KiB in the emulated machine's build), which is why
+# the two copies lie before it and the initramfs far after it.
+if test ${unwind_state_read} = 1; then
+  env export -c -s 0x3fff ${unwind_plain} BOOT_ORDER BOOT_A_LEFT BOOT_B_LEFT
+  setexpr at4 ${unwind_write} + 4
+  setexpr at5 ${unwind_write} + 5
+  setexpr plain4 ${unwind_plain} + 4
+  cp.b ${unwind_plain} ${unwind_write} 4
+  mw.b ${at4} ${unwind_flag}
+  cp.b ${plain4} ${at5} 0x3ffb
+  ${devtype} write ${unwind_write} ${unwind_block} 0x20
+else
+  echo "unwind: the slots' state could not be read; this try is not counted"
+fi
 if test "x${slot}" = "x"; then
   reset
 fi
