@@ -1,6 +1,8 @@
 # boot.cmd -- which system slot boots: the same script on a Raspberry Pi (U-Boot from Debian's
 # u-boot-rpi, the card on mmc) and in the emulated machine (u-boot-qemu, the card on virtio);
-# U-Boot's bootstd finds it as boot.scr on the boot partition and sets devtype and devnum.
+# U-Boot's bootstd finds it as boot.scr on the boot partition and sets devtype and devnum. Its
+# strings have no apostrophe: U-Boot's old hush stops the script on one inside double quotes
+# ("syntax error").
 #
 # The slots' state is RAUC's (its U-Boot backend): BOOT_ORDER, BOOT_A_LEFT, BOOT_B_LEFT, kept
 # in two copies of 16 KiB at 1 MiB on the card, before the boot partition, so that the same
@@ -124,7 +126,7 @@ if test ${unwind_state_read} = 1; then
   cp.b ${plain4} ${at5} 0x3ffb
   ${devtype} write ${unwind_write} ${unwind_block} 0x20
 else
-  echo "unwind: the slots' state could not be read; this try is not counted"
+  echo "unwind: the slot state could not be read; this try is not counted"
 fi
 if test "x${slot}" = "x"; then
   reset
