@@ -107,7 +107,9 @@ stages=()
 # A stage's CPU seconds are counted in a subshell of its own: this shell's count of its ended
 # children would also take in a stage beside it that ends meanwhile (the arm64 stage's hour in
 # the image stage's figure).
-# Each stage's output is also kept in its own log, for the failures' summary at the end.
+# Each stage's output is also kept in its own log, for the failures' summary at the end (none
+# left from a run before: a stage that never started must not show an old failure).
+rm -f .build/stage-output-*.log
 stage_log() { printf '.build/stage-output-%s.log\n' "$(printf '%s' "${1%% (*}" | tr -c 'a-zA-Z0-9' '-')"; }
 stage() {
     local name=$1
@@ -233,7 +235,11 @@ if [ ${#failed[@]} -gt 0 ]; then
         log=$(stage_log "$name")
         echo
         echo "run-all: what failed in '$name' ($log):"
-        grep -E '^FAIL - |^not ok|^    \| |✘|error:' "$log" 2>/dev/null | head -n 80
+        # A check's FAIL with what it printed, a Swift test's, a compiler's or a script's error, a
+        # stage's own verdict; not the device's status lines that the bad-card boots expect to say
+        # "error:". Where none of these is found, the log's end.
+        grep -E '^FAIL - |^not ok|^    \| |✘|error:|: FAILED \(|: failed: ' "$log" 2>/dev/null |
+            grep -Ev '^  [a-z0-9-]+: UNWIND-' | head -n 80 | grep . || tail -n 30 "$log" 2>/dev/null
     done
     echo "run-all: failed: ${failed[*]}"
     exit 1
