@@ -35,6 +35,8 @@ def copies(card):
     with open(card, "rb") as f:
         f.seek(AT)
         blob = f.read(2 * SIZE)
+    if len(blob) < 2 * SIZE:
+        sys.exit(f"{card}: ends before the slots' state (two copies of {SIZE} bytes at {AT})")
     return [parse(blob[:SIZE]), parse(blob[SIZE:])]
 
 
