@@ -6,12 +6,14 @@ import UnwindMaintenance
 @testable import UnwindRuntime
 @testable import UnwindSimulator
 
-/// A fake camera: a tiny shell script that notes each path in a log and touches it.
+/// A fake camera: a tiny shell script that notes each path in a log and touches it. The command
+/// runs it through /bin/sh rather than executing the file: while another test's child process is
+/// between fork and exec it still holds the just-written file open for writing, and executing the
+/// file then fails with ETXTBSY ("text file busy"), which only a loaded machine ever shows.
 func fakeCamera(in dir: String, body: String = "echo \"$1\" >> \"$(dirname \"$0\")/calls.log\"\ntouch \"$1\"") throws -> String {
     let path = dir + "/fake-camera.sh"
-    try ("#!/bin/sh\n" + body + "\n").write(toFile: path, atomically: false, encoding: .utf8)
-    chmod(path, 0o755)
-    return path
+    try (body + "\n").write(toFile: path, atomically: false, encoding: .utf8)
+    return "/bin/sh " + path
 }
 
 @Suite struct GroundingCameraTests {
