@@ -125,7 +125,7 @@ struct Bench: ParsableCommand {
     /// to the disk the state is on), at ordinary priority and at the daemon's real-time one.
     func measureLoaded() throws {
         let cores = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
-        let load = MachineLoad(busy: 4 * cores, memory: 2, directory: FileManager.default.temporaryDirectory.path)
+        let load = MachineLoad(busy: 4 * cores, memory: 2, churn: 2 * cores, directory: FileManager.default.temporaryDirectory.path)
         print("The loop on a busy machine (\(cores) cores; \(loadedSeconds) s each, a breathing session running):")
         print(try LoopUnderLoad.measure(seconds: loadedSeconds, load: nil, ahead: false)!)
         print(try LoopUnderLoad.measure(seconds: loadedSeconds, load: load, ahead: false)!)

@@ -65,32 +65,44 @@ public struct LoopUnderLoad: CustomStringConvertible {
 /// What a busy board does beside the device, as child processes in this process's session (the
 /// scheduler's autogroup: they compete with the loop as equals, as a build started from the same
 /// shell does): `busy` processes that only compute, `memory` ones that each keep writing through
-/// 64 MiB, and one that writes 8 MiB files to `directory` with fsync, one after another.
+/// 64 MiB, `churn` ones that each start short-lived programs one after another (a build's
+/// compiler runs: every new process, and every wake-up, competes for a CPU as the loop's thread
+/// does when it wakes), and one that writes 8 MiB files to `directory` with fsync, one after
+/// another.
 public final class MachineLoad: CustomStringConvertible {
     public let busy: Int
     public let memory: Int
+    public let churn: Int
     public let directory: String
     private var children: [pid_t] = []
 
-    public init(busy: Int, memory: Int, directory: String) {
+    public init(busy: Int, memory: Int, churn: Int = 0, directory: String) {
         self.busy = busy
         self.memory = memory
+        self.churn = churn
         self.directory = directory
     }
 
     public var description: String {
-        "\(busy) busy processes, \(memory) writing through 64 MiB each, a writer fsyncing 8 MiB files"
+        "\(busy) busy processes, \(memory) writing through 64 MiB each, "
+            + (churn > 0 ? "\(churn) starting short programs, " : "") + "a writer fsyncing 8 MiB files"
     }
 
     func start() throws {
-        var scripts = [String](repeating: "while :; do :; done", count: busy)
+        // Every loop goes on only while the benchmark lives ($2, its pid): each shell leads a
+        // process group of its own, which a Ctrl-C at the terminal does not reach, and a killed
+        // benchmark never runs stop(); without this check its load would run on for good.
+        let whileAlive = "while kill -0 \"$2\" 2>/dev/null; do"
+        var scripts = [String](repeating: "\(whileAlive) :; done", count: busy)
         // dd through a 64 MiB block: the page's worth of memory written again and again.
-        scripts += [String](repeating: "while :; do dd if=/dev/zero of=/dev/null bs=64M count=8 2>/dev/null; done", count: memory)
+        scripts += [String](repeating: "\(whileAlive) dd if=/dev/zero of=/dev/null bs=64M count=8 2>/dev/null; done", count: memory)
+        // A shell that counts to 3,000 (a few milliseconds of work) and exits, started again and again.
+        scripts += [String](repeating: "\(whileAlive) /bin/sh -c 'i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done'; done", count: churn)
         let file = directory + "/unwind-load-\(getpid())"
         // The file is the script's argument, never part of its text (the directory comes from TMPDIR).
-        scripts.append("while :; do dd if=/dev/zero of=\"$1\" bs=1M count=8 conv=fsync 2>/dev/null; done")
+        scripts.append("\(whileAlive) dd if=/dev/zero of=\"$1\" bs=1M count=8 conv=fsync 2>/dev/null; done; rm -f \"$1\"")
         for script in scripts {
-            let words: [String] = ["/bin/sh", "-c", script, "sh", file]
+            let words: [String] = ["/bin/sh", "-c", script, "sh", file, String(getpid())]
             let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
             defer { for a in argv { free(a) } }
             var pid: pid_t = 0
