@@ -64,11 +64,11 @@ public struct LoopUnderLoad: CustomStringConvertible {
 
 /// What a busy board does beside the device, as child processes in this process's session (the
 /// scheduler's autogroup: they compete with the loop as equals, as a build started from the same
-/// shell does): `busy` processes that only compute, `memory` ones that each keep writing through
-/// 64 MiB, `churn` ones that each start short-lived programs one after another (a build's
-/// compiler runs: every new process, and every wake-up, competes for a CPU as the loop's thread
-/// does when it wakes), and one that writes 8 MiB files to `directory` with fsync, one after
-/// another.
+/// shell does): `busy` processes that only compute (a shell counting), `memory` ones that each
+/// keep writing through 64 MiB, `churn` ones that each start short-lived programs one after
+/// another (a build's compiler runs: every new process, and every wake-up, competes for a CPU as
+/// the loop's thread does when it wakes), and one that writes 8 MiB files to `directory` with
+/// fsync, one after another.
 public final class MachineLoad: CustomStringConvertible {
     public let busy: Int
     public let memory: Int
@@ -89,20 +89,24 @@ public final class MachineLoad: CustomStringConvertible {
     }
 
     func start() throws {
-        // Every loop goes on only while the benchmark lives ($2, its pid): each shell leads a
-        // process group of its own, which a Ctrl-C at the terminal does not reach, and a killed
-        // benchmark never runs stop(); without this check its load would run on for good.
-        let whileAlive = "while kill -0 \"$2\" 2>/dev/null; do"
-        var scripts = [String](repeating: "\(whileAlive) :; done", count: busy)
+        // Every loop goes on only while the benchmark lives: each shell leads a process group of
+        // its own, which a Ctrl-C at the terminal does not reach, and a killed benchmark never
+        // runs stop(). Alive means that its pid ($2) is a process, not a zombie, started when
+        // the benchmark was ($3, /proc's start time): a pid reused by another process does not
+        // keep the load running. A busy shell checks once per 100,000 counts.
+        let started = try Self.startTime()
+        let alive = "exec 2>/dev/null; alive() { t=$2; read -r s < /proc/\"$1\"/stat || return 1; s=${s##*\") \"}; "
+            + "set -- $s; [ \"$1\" != Z ] && [ \"${20}\" = \"$t\" ]; }; while alive \"$2\" \"$3\"; do"
+        var scripts = [String](repeating: "\(alive) i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; done", count: busy)
         // dd through a 64 MiB block: the page's worth of memory written again and again.
-        scripts += [String](repeating: "\(whileAlive) dd if=/dev/zero of=/dev/null bs=64M count=8 2>/dev/null; done", count: memory)
+        scripts += [String](repeating: "\(alive) dd if=/dev/zero of=/dev/null bs=64M count=8; done", count: memory)
         // A shell that counts to 3,000 (a few milliseconds of work) and exits, started again and again.
-        scripts += [String](repeating: "\(whileAlive) /bin/sh -c 'i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done'; done", count: churn)
+        scripts += [String](repeating: "\(alive) /bin/sh -c 'i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done'; done", count: churn)
         let file = directory + "/unwind-load-\(getpid())"
         // The file is the script's argument, never part of its text (the directory comes from TMPDIR).
-        scripts.append("\(whileAlive) dd if=/dev/zero of=\"$1\" bs=1M count=8 conv=fsync 2>/dev/null; done; rm -f \"$1\"")
+        scripts.append("\(alive) dd if=/dev/zero of=\"$1\" bs=1M count=8 conv=fsync; done; rm -f \"$1\"")
         for script in scripts {
-            let words: [String] = ["/bin/sh", "-c", script, "sh", file, String(getpid())]
+            let words: [String] = ["/bin/sh", "-c", script, "sh", file, String(getpid()), started]
             let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
             defer { for a in argv { free(a) } }
             var pid: pid_t = 0
@@ -120,6 +124,20 @@ public final class MachineLoad: CustomStringConvertible {
             }
             children.append(pid)
         }
+    }
+
+    /// This process's start time in clock ticks since boot: field 22 of /proc/self/stat,
+    /// counted after the command name's closing parenthesis (the name may hold spaces).
+    static func startTime() throws -> String {
+        guard let stat = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else {
+            throw DeviceError(device: "machine load", operation: "read /proc/self/stat", errno: ENOENT)
+        }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 19, fields[19].allSatisfy(\.isNumber) else {
+            throw DeviceError(device: "machine load", operation: "read /proc/self/stat", errno: EINVAL)
+        }
+        return String(fields[19])
     }
 
     func stop() {
