@@ -121,8 +121,9 @@ struct Bench: ParsableCommand {
     }
 
     /// The loop with a breathing session on its own, then beside a load like two builds on
-    /// this machine (four busy processes a core, two writing through memory, one fsyncing files
-    /// to the disk the state is on), at ordinary priority and at the daemon's real-time one.
+    /// this machine (four busy processes a core, two writing through memory, two a core starting
+    /// short programs, one fsyncing files to the disk the state is on), at ordinary priority and
+    /// at the daemon's real-time one.
     func measureLoaded() throws {
         let cores = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
         let load = MachineLoad(busy: 4 * cores, memory: 2, churn: 2 * cores, directory: FileManager.default.temporaryDirectory.path)
