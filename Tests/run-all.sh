@@ -150,21 +150,6 @@ needs() {
     return 0
 }
 
-# The arm64 stage starts first, once the preparations it needs are done (at once when they come
-# from their caches), beside the build: it builds its package first, which the SD-card image's
-# stage boots, and the image stage is the run's longest chain (one emulated boot after another),
-# so the sooner it starts the sooner the run ends. Its compiles after the package run at a lower
-# priority (Tests/Arm64/arm64-tests.sh): they fill what the emulated boots and the Swift suites
-# leave of the two cores instead of slowing them (Tests/measurements.md).
-rm -rf .build/arm64-package
-if [ "${UNWIND_SKIP_ARM64:-0}" != 1 ]; then
-    {
-        needs "arm64 toolchain" "trixie arm64 root"
-        stage "arm64 (cross-compiled, tests under qemu-user, package)" Tests/Arm64/arm64-tests.sh
-    } >.build/stage-arm64.log 2>&1 &
-    arm64=$!
-    echo "=== the arm64 stage runs beside the next ones; its output follows when it ends (.build/stage-arm64.log)"
-fi
 # Warnings in the project's own code (Sources/, Tests/) fail the build. SwiftPM compiles the
 # dependencies with -suppress-warnings and without this flag (it only reaches their link lines,
 # where it does nothing), so a dependency's warning never fails it. The flag is part of the build
@@ -178,24 +163,32 @@ if [ "${UNWIND_SKIP_DEPLOY:-0}" != 1 ]; then
     stage "deployment" env UNWIND_BINARY="$PWD/.build/debug/unwind" deploy/test.sh >.build/stage-deployment.log 2>&1 &
     deployment=$!
 fi
-# The SD-card image's stage starts as soon as the arm64 package is there, beside `swift test` and
-# the rest of the arm64 stage. The kernel rig comes last, its guest's timing checks on a machine
-# the others have left.
-if [ "${UNWIND_SKIP_IMAGE:-0}" != 1 ]; then
+# The arm64 stage starts once the preparations it needs are done, beside the Swift suites, which
+# hold on a loaded machine (Tests/README.md, "The suite under load") and leave most of a core
+# free: it builds its package first, and the SD-card image's stage, which boots that package,
+# starts once the suites have ended and the package is there, beside the rest of the arm64
+# stage: the two then share both cores (Tests/measurements.md). The kernel rig comes last, its
+# guest's timing checks on a machine the others have left.
+rm -rf .build/arm64-package
+if [ "${UNWIND_SKIP_ARM64:-0}" != 1 ]; then
     {
-        needs "trixie arm64 root" "the image rig's modules"
-        # The package the arm64 stage builds first; without it, the image stage builds one.
-        start=$SECONDS
-        until compgen -G ".build/arm64-package/unwind_*_arm64.deb" >/dev/null || ! running "${arm64:-}"; do sleep 2; done
-        [ -n "${arm64:-}" ] && echo "=== waited $((SECONDS - start)) s for the arm64 package"
-        image_deb=()
-        for d in .build/arm64-package/unwind_*_arm64.deb; do [ -f "$d" ] && image_deb=(--deb "$d"); done
-        stage "SD-card image (booted in qemu-system-aarch64, power cuts)" Tests/Image/boot-test.sh "${image_deb[@]}"
-    } >.build/stage-image.log 2>&1 &
-    image=$!
-    echo "=== the SD-card image stage runs beside the next ones; its output follows when it ends (.build/stage-image.log)"
+        needs "arm64 toolchain" "trixie arm64 root"
+        stage "arm64 (cross-compiled, tests under qemu-user, package)" Tests/Arm64/arm64-tests.sh
+    } >.build/stage-arm64.log 2>&1 &
+    arm64=$!
+    echo "=== the arm64 stage runs beside the next ones; its output follows when it ends (.build/stage-arm64.log)"
 fi
 stage "swift test" swift test --skip-build
+if [ "${UNWIND_SKIP_IMAGE:-0}" != 1 ]; then
+    needs "trixie arm64 root" "the image rig's modules"
+    # The package the arm64 stage builds first; without it, the image stage builds one.
+    start=$SECONDS
+    until compgen -G ".build/arm64-package/unwind_*_arm64.deb" >/dev/null || ! running "${arm64:-}"; do sleep 2; done
+    [ -n "${arm64:-}" ] && echo "=== waited $((SECONDS - start)) s for the arm64 package"
+    image_deb=()
+    for d in .build/arm64-package/unwind_*_arm64.deb; do [ -f "$d" ] && image_deb=(--deb "$d"); done
+    stage "SD-card image (booted in qemu-system-aarch64, power cuts)" Tests/Image/boot-test.sh "${image_deb[@]}"
+fi
 # join_stage NAME PID LOG: a stage that ran beside the others: its output, its verdict in the table.
 join_stage() {
     local name=$1 pid=$2 log=$3 result secs cpu
@@ -207,9 +200,6 @@ join_stage() {
     stages+=("$name (beside the others)"$'\t'"${secs:-?}"$'\t'"${cpu:-?}"$'\t'"${result:-FAILED}")
     [ "${result:-}" = passed ] || failed+=("$name")
 }
-if [ -n "${image:-}" ]; then
-    join_stage "SD-card image (booted in qemu-system-aarch64, power cuts)" "$image" .build/stage-image.log
-fi
 if [ -n "${arm64:-}" ]; then
     join_stage "arm64 (cross-compiled, tests under qemu-user, package)" "$arm64" .build/stage-arm64.log
 fi

@@ -78,16 +78,11 @@ clean_scratch() {
     find "$dir" -mindepth 1 -maxdepth 1 ! -name checkouts ! -name repositories -exec rm -rf {} +
 }
 
-# The compiles after the package's run niced (nice -n 10): they are throughput only, and the stages
-# beside them (the SD-card image's emulated boots, the Swift suites) have timing to keep; they take
-# what those leave of the cores (Tests/run-all.sh).
-niced=(nice -n 10)
-
 # The package's own release (deploy/arm64/build-deb.sh) is built apart, without -enable-testing:
 # the board runs what the device ships, and the suites run against the same optimisation.
 cross_build() {
     clean_scratch /build/arm64
-    "${niced[@]}" "$toolchain" run "$repo" -- "${sdk_env[@]}" swift build "${sdk_args[@]}" --scratch-path /build/arm64 \
+    "$toolchain" run "$repo" -- "${sdk_env[@]}" swift build "${sdk_args[@]}" --scratch-path /build/arm64 \
         -c release --build-tests -Xswiftc -enable-testing
 }
 
@@ -141,7 +136,7 @@ emulated_tests() {
 amd64_flags=(-Xswiftc -Xfrontend -Xswiftc -disable-cross-import-overlays)
 amd64_build() {
     clean_scratch /build/amd64
-    "${niced[@]}" "$toolchain" run "$repo" -- swift build --scratch-path /build/amd64 --build-tests "${amd64_flags[@]}"
+    "$toolchain" run "$repo" -- swift build --scratch-path /build/amd64 --build-tests "${amd64_flags[@]}"
 }
 
 # What a new C library changes at run time (termios, ioctl, file and socket calls) shows here.
