@@ -1,12 +1,12 @@
 import Foundation
 import Logging
-import Synchronization
 import Testing
 import UnwindSimulatedHardware
 import UnwindCore
 @testable import UnwindLinuxHardware
 import UnwindRender
 import UnwindSeams
+import UnwindTestSupport
 
 // MARK: - Support
 
@@ -14,31 +14,6 @@ import UnwindSeams
 final class FakeClock: @unchecked Sendable {
     var now = Instant.zero
     func advance(_ d: Duration) { now += d }
-}
-
-/// Keeps every log message, for "logs once" checks.
-final class LogRecorder: Sendable {
-    let messages = Mutex<[(Logger.Level, String)]>([])
-    var all: [(Logger.Level, String)] { messages.withLock { $0 } }
-    func count(_ level: Logger.Level, containing text: String) -> Int {
-        all.filter { $0.0 == level && $0.1.contains(text) }.count
-    }
-
-    struct Handler: LogHandler {
-        let recorder: LogRecorder
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) {
-            let text = event.message.description
-            recorder.messages.withLock { $0.append((event.level, text)) }
-        }
-    }
-
-    func logger() -> Logger { Logger(label: "test.ssd1306") { _ in Handler(recorder: self) } }
 }
 
 /// A display on a simulated bus, driven with a fake clock.
@@ -58,7 +33,7 @@ struct Rig {
         driver = SSD1306(bus: bus,
                          configuration: .init(height: height, flipped: flipped, busSpeedHz: busSpeedHz,
                                               partialUpdates: partialUpdates),
-                         logger: log.logger(), clock: { clock.now })
+                         logger: log.logger("test.ssd1306"), clock: { clock.now })
     }
 
     /// GDDRAM's first `pages` pages are the frame, byte for byte.

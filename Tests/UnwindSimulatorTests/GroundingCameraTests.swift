@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Testing
 import UnwindMaintenance
+import UnwindTestSupport
 @testable import UnwindCore
 @testable import UnwindRuntime
 @testable import UnwindSimulator
@@ -24,31 +25,33 @@ func fakeCamera(in dir: String, body: String = "echo \"$1\" >> \"$(dirname \"$0\
         // A limit no machine meets by being slow (on a loaded two-core machine a shell script's
         // start has taken over a minute): this test is about where photos live, not about the
         // time limit (tested below).
+        // The camera's log goes with every failed expectation: a capture that did not start says why.
+        let log = LogRecorder()
         let camera = GroundingCamera(command: try CaptureCommand(script + " {path}"), temporaryDirectory: dir,
-                                     timeout: .seconds(1800), logger: quietLogger(), inBackground: true)
+                                     timeout: .seconds(1800), logger: log.logger(), inBackground: true)
         #expect(camera.directory == nil)                 // nothing is made before the first capture
         camera.capture(0)
         camera.capture(1)
         camera.flush()
-        let private1 = try #require(camera.directory)
+        let private1 = try #require(camera.directory, "\(log.text)")
         #expect(private1.hasPrefix(dir + "/unwind-grounding-\(getpid())-"))
         var st = stat()
         #expect(stat(private1, &st) == 0 && st.st_mode & 0o777 == 0o700)
-        #expect(FileManager.default.fileExists(atPath: private1 + "/00.JPG"))
-        #expect(FileManager.default.fileExists(atPath: private1 + "/01.JPG"))
+        #expect(FileManager.default.fileExists(atPath: private1 + "/00.JPG"), "\(log.text)")
+        #expect(FileManager.default.fileExists(atPath: private1 + "/01.JPG"), "\(log.text)")
         camera.discard(1)
         camera.flush()
-        #expect(!FileManager.default.fileExists(atPath: private1 + "/01.JPG"))
+        #expect(!FileManager.default.fileExists(atPath: private1 + "/01.JPG"), "\(log.text)")
         camera.deleteAll()
         camera.flush()
-        #expect(!FileManager.default.fileExists(atPath: private1))
+        #expect(!FileManager.default.fileExists(atPath: private1), "\(log.text)")
         camera.capture(2)
         camera.flush()
-        let private2 = try #require(camera.directory)
-        #expect(FileManager.default.fileExists(atPath: private2 + "/02.JPG"))
+        let private2 = try #require(camera.directory, "\(log.text)")
+        #expect(FileManager.default.fileExists(atPath: private2 + "/02.JPG"), "\(log.text)")
         camera.close()
-        #expect(!FileManager.default.fileExists(atPath: private2))
-        #expect(readText(dir + "/calls.log") == "\(private1)/00.JPG\n\(private1)/01.JPG\n\(private2)/02.JPG\n")
+        #expect(!FileManager.default.fileExists(atPath: private2), "\(log.text)")
+        #expect(readText(dir + "/calls.log") == "\(private1)/00.JPG\n\(private1)/01.JPG\n\(private2)/02.JPG\n", "\(log.text)")
     }
 
     @Test func failingMissingAndHangingCommandsAreSurvived() throws {
