@@ -115,8 +115,8 @@ let package = Package(
             path: "Tests/AlertSender"
         ),
         // What the suites of several targets share: scratch directories under one per-process root,
-        // quiet loggers, waiting for a condition or a process, the fast and the patient modem
-        // configurations.
+        // quiet loggers, a log recorder, waiting for a condition or a process, the fast and the
+        // patient modem configurations.
         .target(name: "UnwindTestSupport", dependencies: ["UnwindSeams", "UnwindModem", .product(name: "Logging", package: "swift-log")], path: "Tests/TestSupport"),
         .testTarget(name: "UnwindCoreTests", dependencies: ["UnwindCore"]),
         .testTarget(name: "UnwindRenderTests", dependencies: ["UnwindRender"]),

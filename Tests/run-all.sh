@@ -167,10 +167,10 @@ fi
 # hold on a loaded machine (Tests/README.md, "The suite under load") and leave most of a core
 # free: it builds its package first, and the SD-card image's stage, which boots that package,
 # starts once the suites have ended and the package is there, beside the rest of the arm64
-# stage: the two then share both cores (Tests/measurements.md). Starting the image stage sooner,
-# beside the suites, with the arm64 stage's compiles niced, makes the run longer: with three or
-# four stages on the two cores each costs more CPU (measurements.md, "The image stage started
-# early"). The kernel rig comes last, its guest's timing checks on a machine the others have left.
+# stage: the two then share both cores (Tests/measurements.md). Starting the arm64 stage beside
+# the build and the image stage beside the suites, with the arm64 stage's compiles niced, makes
+# the run longer: with three or four stages on the two cores each costs more CPU
+# (measurements.md, "The image stage started early, beside niced compiles"). The kernel rig comes last, its guest's timing checks on a machine the others have left.
 rm -rf .build/arm64-package
 if [ "${UNWIND_SKIP_ARM64:-0}" != 1 ]; then
     {

@@ -22,21 +22,21 @@ func fakeCamera(in dir: String, body: String = "echo \"$1\" >> \"$(dirname \"$0\
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let script = try fakeCamera(in: dir)
+        // The camera's log goes with every failed expectation: a capture that did not start says why.
+        let log = LogRecorder()
         // A limit no machine meets by being slow (on a loaded two-core machine a shell script's
         // start has taken over a minute): this test is about where photos live, not about the
         // time limit (tested below).
-        // The camera's log goes with every failed expectation: a capture that did not start says why.
-        let log = LogRecorder()
         let camera = GroundingCamera(command: try CaptureCommand(script + " {path}"), temporaryDirectory: dir,
                                      timeout: .seconds(1800), logger: log.logger(), inBackground: true)
-        #expect(camera.directory == nil)                 // nothing is made before the first capture
+        #expect(camera.directory == nil, "\(log.text)") // nothing is made before the first capture
         camera.capture(0)
         camera.capture(1)
         camera.flush()
         let private1 = try #require(camera.directory, "\(log.text)")
-        #expect(private1.hasPrefix(dir + "/unwind-grounding-\(getpid())-"))
+        #expect(private1.hasPrefix(dir + "/unwind-grounding-\(getpid())-"), "\(log.text)")
         var st = stat()
-        #expect(stat(private1, &st) == 0 && st.st_mode & 0o777 == 0o700)
+        #expect(stat(private1, &st) == 0 && st.st_mode & 0o777 == 0o700, "\(log.text)")
         #expect(FileManager.default.fileExists(atPath: private1 + "/00.JPG"), "\(log.text)")
         #expect(FileManager.default.fileExists(atPath: private1 + "/01.JPG"), "\(log.text)")
         camera.discard(1)
