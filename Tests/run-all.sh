@@ -170,7 +170,8 @@ fi
 # stage: the two then share both cores (Tests/measurements.md). Starting the arm64 stage beside
 # the build and the image stage beside the suites, with the arm64 stage's compiles niced, makes
 # the run longer: with three or four stages on the two cores each costs more CPU
-# (measurements.md, "The image stage started early, beside niced compiles"). The kernel rig comes last, its guest's timing checks on a machine the others have left.
+# (measurements.md, "The image stage started early, beside niced compiles"). The kernel rig
+# comes last, its guest's timing checks on a machine the others have left.
 rm -rf .build/arm64-package
 if [ "${UNWIND_SKIP_ARM64:-0}" != 1 ]; then
     {
