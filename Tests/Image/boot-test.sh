@@ -32,20 +32,21 @@
 # alert the network had not taken goes out after the restart. Then the A/B updates
 # (update-checks.sh).
 #
-# Between them, two bad cards, each a copy of the card after its first boot
+# Beside the update checks' boots, two bad cards, each a copy of the card after its first boot
 # (UNWIND_IMAGE_BADCARDS=0 leaves them out): one whose data partition was never made, with no
 # setup file and no modem attached (the screen says there is no setup file and that nothing is
 # kept; status says the state is in memory and the modem is not there); one whose data partition
 # is full, with no display bus (status says the card is full and the display is lost; a
 # maintainer's change fails with the card's own error; PANIC still reaches both contacts).
 #
+# Beside them too, on a copy of the card as built, its own Pi U-Boot in qemu's raspi3b
+# (pi-uboot.py): with a modem talking and echoing on its UART it still runs boot.scr; with one
+# sending random bytes and Ctrl-C, or nothing but Ctrl-C, the slot's kernel still starts.
+#
 # Prints "ok - ..." / "FAIL - ..." per check, "N passed, N failed, N skipped" last; exits 1 on a failure.
-# Before any boot, the card's own Pi U-Boot in qemu's raspi3b (pi-uboot.py): with a modem talking
-# and echoing on its UART it still runs boot.scr; with one sending random bytes and Ctrl-C, or
-# nothing but Ctrl-C, the slot's kernel still starts. The last boot rates the emulated CPU with
-# 7-Zip, and the boots after a cut are scaled to a Pi Zero 2 W's (an estimate that errs high).
-# Prints systemd-analyze's view of the first boot and of the last (time, critical-chain
-# unwind.service, blame), from inside the guest.
+# The last boot rates the emulated CPU with 7-Zip, and the boots after a cut are scaled to a Pi
+# Zero 2 W's (an estimate that errs high). Prints systemd-analyze's view of the first boot and of
+# the last (time, critical-chain unwind.service, blame), from inside the guest.
 # UNWIND_IMAGE_KEEP=1 keeps the work directory (the image, the consoles, the modem's log).
 # shellcheck disable=SC2317,SC2016 # helpers run through traps and check; bash -c scripts expand their own arguments
 set -uo pipefail
@@ -63,7 +64,7 @@ while [ $# -gt 0 ]; do
         --deb) deb=$2; shift 2 ;;
         --image) image=$2; shift 2 ;;
         --cuts) cuts=$2; shift 2 ;;
-        -h | --help) sed -n '2,47p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,50p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die --status 2 "unknown option $1" ;;
     esac
 done
@@ -76,7 +77,15 @@ install_missing qemu-system-arm python3 mtools e2fsprogs dosfstools device-tree-
 work=$(mktemp -d "${TMPDIR:-/var/tmp}/unwind-boot-test.XXXXXX")
 qemu_pid=
 modem_pid=
+side_pid=
+# kill_tree PID: a process and everything it started (the side boots' shell, its qemu, pi-uboot.py's).
+kill_tree() {
+    local child
+    for child in $(pgrep -P "$1"); do kill_tree "$child"; done
+    kill -KILL "$1" 2>/dev/null
+}
 cleanup() {
+    [ -n "$side_pid" ] && kill_tree "$side_pid"
     [ -n "$qemu_pid" ] && kill -KILL "$qemu_pid" 2>/dev/null
     [ -n "$modem_pid" ] && kill "$modem_pid" 2>/dev/null
     [ -n "${server_pid:-}" ] && kill "$server_pid" 2>/dev/null
@@ -147,18 +156,21 @@ guest_cpu=max,pauth=off,sve=off
 card=
 extra=
 modem=1
+# The modem's socket and what it logs: the side boots (side_start, below) have their own.
+modem_sock=$work/modem.sock
+modem_log=$work/modem.log
 bundles=0
 network=0
 updates=${updates:-1}
 boot() {
     local name=$1
     shift
-    rm -f "$work/modem.sock"
+    rm -f "$modem_sock"
     : >"$work/$name.console"
     local serial=() disks=() nic=(-nic none)
     # shellcheck disable=SC2054 # qemu's own option syntax
     [ "$bundles" = 1 ] && [ "$updates" = 1 ] && disks=(-drive "file=$work/bundles.img,format=raw,if=none,id=bundles,readonly=on" -device virtio-blk-pci,drive=bundles)
-    [ "$modem" = 1 ] && serial=(-device virtio-serial-pci -chardev "socket,id=modem,path=$work/modem.sock,server=on,wait=off"
+    [ "$modem" = 1 ] && serial=(-device virtio-serial-pci -chardev "socket,id=modem,path=$modem_sock,server=on,wait=off"
         -device "virtconsole,chardev=modem")
     # The host's update server (bundle-server.py on 127.0.0.1) is 10.0.2.2 to the machine.
     # The maintainer's SSH reaches the machine's port 22 through $ssh_port on the host's loopback.
@@ -176,7 +188,7 @@ boot() {
         -serial "file:$work/$name.console" "${nic[@]}" -monitor none >"$work/$name.qemu" 2>&1 &
     qemu_pid=$!
     if [ "$modem" = 1 ]; then
-        python3 "$here/modem.py" --socket "$work/modem.sock" --log "$work/modem.log" "$@" &
+        python3 "$here/modem.py" --socket "$modem_sock" --log "$modem_log" "$@" &
         modem_pid=$!
     fi
     boot_started=$SECONDS
@@ -252,16 +264,23 @@ pi_device_trees() {
         bash -c '[ -n "$1" ] && [ -z "$2" ]' _ "$trees" "$unset"
 }
 pi_device_trees "as built"
+# pi_card: the card as built, for pi_uboot (a side boot: the first boot changes the card), with
+# its slots' state apart (each of pi_uboot's runs starts from it).
+pi_card() {
+    local pi=$work/pi-card.img size=1
+    mcopy -o -i "$image@@$((boot_start * 512))" ::u-boot.bin "$work/u-boot-rpi.bin" 2>/dev/null
+    mcopy -o -i "$image@@$((boot_start * 512))" ::bcm2837-rpi-zero-2-w.dtb "$work/pi-zero-2-w.dtb" 2>/dev/null
+    cp --sparse=always "$image" "$pi"
+    while [ "$size" -lt "$(stat -c %s "$pi")" ]; do size=$((size * 2)); done
+    truncate -s "$size" "$pi" # qemu's SD card: a power of two
+    dd if="$image" of="$work/pi-slot-state.bin" bs=1024 skip=1024 count=32 status=none
+}
 # The card's own U-Boot for the Pi and its Zero 2 W device tree in qemu's Raspberry Pi 3 machine,
 # a modem talking on the header UART from power-on and echoing U-Boot's words (pi-uboot.py): the
 # card's boot.scr must run. Then the same with the tree's /config/bootdelay taken out, which must
 # stop at U-Boot's prompt: the check sees the danger it guards against.
 pi_uboot() {
-    local pi=$work/pi-card.img size=1 out dtb=$work/bcm2837-rpi-zero-2-w.dtb
-    mcopy -o -i "$image@@$((boot_start * 512))" ::u-boot.bin "$work/u-boot-rpi.bin" 2>/dev/null
-    cp --sparse=always "$image" "$pi"
-    while [ "$size" -lt "$(stat -c %s "$pi")" ]; do size=$((size * 2)); done
-    truncate -s "$size" "$pi" # qemu's SD card: a power of two
+    local pi=$work/pi-card.img out dtb=$work/pi-zero-2-w.dtb
     out=$(python3 "$here/pi-uboot.py" --card "$pi" --u-boot "$work/u-boot-rpi.bin" --dtb "$dtb" --timeout 120)
     check "the Pi's U-Boot (qemu raspi3b), a modem talking and echoing on its UART from power-on: $out" grep -q "^boot.scr ran" <<<"$out"
     cp "$dtb" "$work/no-bootdelay.dtb"
@@ -277,7 +296,7 @@ pi_uboot() {
     # copy 0 been read, B again). The copy not read is the one written, with the next count.
     local noise said state expected
     for noise in random ctrl-c; do
-        dd if="$image" of="$pi" bs=1024 skip=1024 seek=1024 count=32 conv=notrunc status=none
+        dd if="$work/pi-slot-state.bin" of="$pi" bs=1024 seek=1024 conv=notrunc status=none
         if [ "$noise" = random ]; then
             said="random bytes and Ctrl-C, the later copy of the slots' state cut short"
             python3 "$here/slot-state.py" write "$pi" 0 7 "A B" 2 3
@@ -299,7 +318,7 @@ pi_uboot() {
     # slot. The kernel's console goes to the mini UART for it; one CPU, as qemu runs the four in
     # one host thread. Not further: qemu's model of the SoC's watchdog restarts the machine as soon
     # as systemd arms it.
-    dd if="$image" of="$pi" bs=1024 skip=1024 seek=1024 count=32 conv=notrunc status=none
+    dd if="$work/pi-slot-state.bin" of="$pi" bs=1024 seek=1024 conv=notrunc status=none
     printf 'console=ttyS1,115200 rootfstype=ext4 maxcpus=1\n' >"$work/pi-boot.txt"
     mcopy -o -i "$pi@@$((boot_start * 512))" "$work/pi-boot.txt" ::unwind-boot.txt
     out=$(python3 "$here/pi-uboot.py" --card "$pi" --u-boot "$work/u-boot-rpi.bin" --dtb "$dtb" --until root --timeout 300)
@@ -309,7 +328,7 @@ pi_uboot() {
 }
 # The slots' state as a boot reads it ("AB 3 3"; Tests/Image/slot-state.py).
 slots() { python3 "$here/slot-state.py" read "$image"; }
-pi_uboot
+pi_card
 check "the card: boot, slots A and B, data; the slots' state: A first, 3 tries each ($(slots))" \
     bash -c '[ "$(sfdisk -J "$1" | python3 -c "import json,sys; print(len(json.load(sys.stdin)[\"partitiontable\"][\"partitions\"]))")" = 4 ] && [ "$2" = "AB 3 3" ]' _ "$image" "$(slots)"
 # shellcheck source-path=SCRIPTDIR source=update-checks.sh
@@ -418,13 +437,19 @@ badcard_boot() { # name
     power_off
     grep -aE "^UNWIND-(SETUP|STATUS|AFTER|MANTRAS|PROBE|START) " "$work/$1.console" | grep -avE "UNWIND-(STATUS|AFTER) +(Alerts|Breathing|Mantras|Reminder|Pattern|Check-in|Monthly)" | sed "s/^/  $1: /"
 }
-if [ "${UNWIND_IMAGE_BADCARDS:-1}" = 1 ]; then
+# bad_cards: the two cards, made as soon as the first boot has ended; bad_card_boots boots them
+# (side boots).
+bad_cards() {
     # A card whose data partition was never made (blkid finds nothing: its first 4 MiB zeroed),
     # with no setup file, and no modem attached.
+    cp --sparse=always "$image" "$work/blank.img"
+    dd if=/dev/zero of="$work/blank.img" bs=512 seek="$data_start" count=8192 conv=notrunc status=none
+    mdel -i "$work/blank.img@@$((boot_start * 512))" ::unwind-setup.txt
+    # A card whose data partition is full before the device starts (the probe fills it).
+    cp --sparse=always "$image" "$work/full.img"
+}
+bad_card_boots() {
     card=$work/blank.img
-    cp --sparse=always "$image" "$card"
-    dd if=/dev/zero of="$card" bs=512 seek="$data_start" count=8192 conv=notrunc status=none
-    mdel -i "$card@@$((boot_start * 512))" ::unwind-setup.txt
     modem=0
     extra="unwind_test.probe=badcard"
     t=$SECONDS
@@ -448,10 +473,9 @@ if [ "${UNWIND_IMAGE_BADCARDS:-1}" = 1 ]; then
     # with no display bus: a session's end and a maintainer's change cannot be saved, and
     # say so; a PANIC still goes out to both contacts (the outbox's write fails, the alert is sent).
     card=$work/full.img
-    cp --sparse=always "$image" "$card"
     modem=1
     extra="unwind_test.probe=badcard unwind_test.data=full unwind_test.display=none"
-    from=$(wc -l <"$work/modem.log")
+    from=$(wc -l <"$modem_log")
     t=$SECONDS
     if badcard_boot full; then
         pass "a full data partition and no display: the probe finished ($((SECONDS - t)) s here)"
@@ -467,14 +491,63 @@ if [ "${UNWIND_IMAGE_BADCARDS:-1}" = 1 ]; then
         check "full: the maintainer's change fails (exit 1) with the card's own error" \
             bash -c '[ "$1" = 1 ] && grep -aq "not on the card: .*No space left on device" "$2"' _ "$(probe_field full mantras-add-exit)" "$work/full.console"
         check "full: the outbox's write failed and the alert was sent anyway" in_console full "outbox: could not save .*sending anyway" "UNWIND-AFTER"
-        m1=$(tail -n +"$((from + 1))" "$work/modem.log" | grep -c '^CMGS +447700900123 ')
-        m2=$(tail -n +"$((from + 1))" "$work/modem.log" | grep -c '^CMGS 6045550100 ')
+        m1=$(tail -n +"$((from + 1))" "$modem_log" | grep -c '^CMGS +447700900123 ')
+        m2=$(tail -n +"$((from + 1))" "$modem_log" | grep -c '^CMGS 6045550100 ')
         check "full: PANIC still sends one AT+CMGS to each contact ($m1, $m2)" [ "$m1:$m2" = 1:1 ]
     fi
     rm -f "$card"
     card=
     extra=
-fi
+}
+[ "${UNWIND_IMAGE_BADCARDS:-1}" = 1 ] && bad_cards
+
+# --- side boots ---------------------------------------------------------------------------------
+# The Pi's U-Boot (pi_uboot) and the bad cards need nothing from the boots after the first, so
+# they run beside the update checks' boots: those mostly wait (a trial's 150 s, a boot's
+# deadline), and by then the arm64 stage that runs beside this one (Tests/run-all.sh) has
+# usually ended, so the two cores are otherwise idle. They run in a subshell with a modem of
+# their own; what they print, their checks' counts and their boots' costs are added at
+# side_join, which comes before the watchdog's boot (a second machine on the host could delay its
+# feeding) and at the end.
+side_started=
+# shellcheck disable=SC2030 # the subshell's own counts and costs, on purpose (side_join adds them)
+side_start() {
+    side_started=$SECONDS
+    (
+        modem_sock=$work/side-modem.sock
+        modem_log=$work/side-modem.log
+        : >"$modem_log"
+        qemu_pid=
+        modem_pid=
+        side_pid=
+        boot_costs=()
+        checks_passed=0
+        checks_failed=0
+        checks_skipped=0
+        pi_uboot
+        [ "${UNWIND_IMAGE_BADCARDS:-1}" = 1 ] && bad_card_boots
+        echo "$checks_passed $checks_failed $checks_skipped" >"$work/side.counts"
+        printf '%s\n' "${boot_costs[@]}" >"$work/side.costs"
+    ) >"$work/side.out" 2>&1 &
+    side_pid=$!
+}
+# shellcheck disable=SC2031 # this shell's counts and costs, the subshell's added to them
+side_join() {
+    local passed failed skipped cost
+    [ -n "$side_pid" ] || return 0
+    wait "$side_pid"
+    side_pid=
+    echo "the side boots (the Pi's U-Boot, the bad cards): $((SECONDS - side_started)) s"
+    cat "$work/side.out"
+    if read -r passed failed skipped <"$work/side.counts" 2>/dev/null; then
+        checks_passed=$((checks_passed + passed))
+        checks_failed=$((checks_failed + failed))
+        checks_skipped=$((checks_skipped + skipped))
+    else
+        fail "the side boots ended before their last check (what they printed is above)"
+    fi
+    while read -r cost; do [ -n "$cost" ] && boot_costs+=("$cost"); done <"$work/side.costs" 2>/dev/null
+}
 
 # pi_estimate FASTEST SLOWEST: the boots after a cut (their modem registers at once), kernel start
 # to PANIC-ready on a Raspberry Pi Zero 2 W, estimated from the emulated ones. Here the boot is CPU
@@ -619,8 +692,10 @@ if [ "$cuts" -gt 0 ]; then
     fi
     pi_estimate "$(head -n 1 <<<"$sorted")" "$(tail -n 1 <<<"$sorted")"
 fi
+side_start
 if [ "$updates" = 1 ] && [ "$cuts" -gt 0 ]; then
     update_boots
 fi
+side_join
 echo "boot test: $((SECONDS - t0)) s in all; the boots (seconds here / of the host's CPU): $(printf '%s, ' "${boot_costs[@]}" | sed 's/ \([0-9?]*\) \([0-9?]*\), /: \1 \/ \2; /g; s/; $//')"
 finish

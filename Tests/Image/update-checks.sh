@@ -349,6 +349,7 @@ update_boots() {
     check "slot B holds its own kernel (/boot/vmlinuz -> ${kernel:-nothing})" bash -c '[[ $1 == vmlinuz-* ]]' _ "$kernel"
     pi_device_trees "after the updates"
     stuck_boot
+    side_join
     hung_boot
     extra=
     bundles=0
