@@ -331,6 +331,61 @@ slots() { python3 "$here/slot-state.py" read "$image"; }
 pi_card
 check "the card: boot, slots A and B, data; the slots' state: A first, 3 tries each ($(slots))" \
     bash -c '[ "$(sfdisk -J "$1" | python3 -c "import json,sys; print(len(json.load(sys.stdin)[\"partitiontable\"][\"partitions\"]))")" = 4 ] && [ "$2" = "AB 3 3" ]' _ "$image" "$(slots)"
+# --- side boots ---------------------------------------------------------------------------------
+# The Pi's U-Boot (pi_uboot) and the bad cards (bad_card_boots, once the first boot has made
+# their cards) need nothing from the boots after the first, so they run beside the update
+# checks' boots: those mostly wait (a trial's 150 s, a boot's deadline), and by then the arm64 stage that runs beside this one (Tests/run-all.sh) has
+# usually ended, so the two cores are otherwise idle. They run in a subshell with a modem of
+# their own; what they print, their checks' counts and their boots' costs are added at
+# side_join, which comes before the watchdog's boot (a second machine on the host could delay its
+# feeding) and at the end.
+side_started=
+# shellcheck disable=SC2030 # the subshell's own counts and costs, on purpose (side_join adds them)
+side_start() {
+    side_started=$SECONDS
+    (
+        modem_sock=$work/side-modem.sock
+        modem_log=$work/side-modem.log
+        : >"$modem_log"
+        qemu_pid=
+        modem_pid=
+        side_pid=
+        boot_costs=()
+        checks_passed=0
+        checks_failed=0
+        checks_skipped=0
+        pi_uboot
+        [ "${UNWIND_IMAGE_BADCARDS:-1}" = 1 ] && [ -f "$work/full.img" ] && bad_card_boots
+        echo "$checks_passed $checks_failed $checks_skipped" >"$work/side.counts"
+        printf '%s\n' "${boot_costs[@]}" >"$work/side.costs"
+    ) >"$work/side.out" 2>&1 &
+    side_pid=$!
+}
+# shellcheck disable=SC2031 # this shell's counts and costs, the subshell's added to them
+side_join() {
+    local passed failed skipped cost
+    [ -n "$side_pid" ] || return 0
+    wait "$side_pid"
+    side_pid=
+    echo "the side boots (the Pi's U-Boot, the bad cards): $((SECONDS - side_started)) s"
+    cat "$work/side.out"
+    if read -r passed failed skipped <"$work/side.counts" 2>/dev/null; then
+        checks_passed=$((checks_passed + passed))
+        checks_failed=$((checks_failed + failed))
+        checks_skipped=$((checks_skipped + skipped))
+    else
+        fail "the side boots ended before their last check (what they printed is above)"
+    fi
+    while read -r cost; do [ -n "$cost" ] && boot_costs+=("$cost"); done <"$work/side.costs" 2>/dev/null
+}
+
+# end_early: the side boots run, and the test ends (a boot that never got far enough).
+end_early() {
+    [ -n "$side_started" ] || side_start
+    side_join
+    finish
+}
+
 # shellcheck source-path=SCRIPTDIR source=update-checks.sh
 . "$here/update-checks.sh"
 cuts_in_install=0
@@ -363,7 +418,7 @@ if wait_console first "UNWIND-PROBE (done|not-ready)" 900; then
 else
     fail "first boot: the probe never finished ($((SECONDS - boot_started)) s); the console's end:"
     tail -n 40 "$work/first.console"
-    finish
+    end_early
 fi
 status=$(grep -a '^UNWIND-STATUS ' "$work/first.console" | sed 's/^UNWIND-STATUS //')
 check "the device was PANIC-ready (Readiness: ready)" grep -q "^UNWIND-PROBE panic-ready" <(grep -a "^UNWIND-PROBE" "$work/first.console")
@@ -448,6 +503,7 @@ bad_cards() {
     # A card whose data partition is full before the device starts (the probe fills it).
     cp --sparse=always "$image" "$work/full.img"
 }
+# shellcheck disable=SC2031 # modem_log is the side boots' own (side_start)
 bad_card_boots() {
     card=$work/blank.img
     modem=0
@@ -500,54 +556,6 @@ bad_card_boots() {
     extra=
 }
 [ "${UNWIND_IMAGE_BADCARDS:-1}" = 1 ] && bad_cards
-
-# --- side boots ---------------------------------------------------------------------------------
-# The Pi's U-Boot (pi_uboot) and the bad cards need nothing from the boots after the first, so
-# they run beside the update checks' boots: those mostly wait (a trial's 150 s, a boot's
-# deadline), and by then the arm64 stage that runs beside this one (Tests/run-all.sh) has
-# usually ended, so the two cores are otherwise idle. They run in a subshell with a modem of
-# their own; what they print, their checks' counts and their boots' costs are added at
-# side_join, which comes before the watchdog's boot (a second machine on the host could delay its
-# feeding) and at the end.
-side_started=
-# shellcheck disable=SC2030 # the subshell's own counts and costs, on purpose (side_join adds them)
-side_start() {
-    side_started=$SECONDS
-    (
-        modem_sock=$work/side-modem.sock
-        modem_log=$work/side-modem.log
-        : >"$modem_log"
-        qemu_pid=
-        modem_pid=
-        side_pid=
-        boot_costs=()
-        checks_passed=0
-        checks_failed=0
-        checks_skipped=0
-        pi_uboot
-        [ "${UNWIND_IMAGE_BADCARDS:-1}" = 1 ] && bad_card_boots
-        echo "$checks_passed $checks_failed $checks_skipped" >"$work/side.counts"
-        printf '%s\n' "${boot_costs[@]}" >"$work/side.costs"
-    ) >"$work/side.out" 2>&1 &
-    side_pid=$!
-}
-# shellcheck disable=SC2031 # this shell's counts and costs, the subshell's added to them
-side_join() {
-    local passed failed skipped cost
-    [ -n "$side_pid" ] || return 0
-    wait "$side_pid"
-    side_pid=
-    echo "the side boots (the Pi's U-Boot, the bad cards): $((SECONDS - side_started)) s"
-    cat "$work/side.out"
-    if read -r passed failed skipped <"$work/side.counts" 2>/dev/null; then
-        checks_passed=$((checks_passed + passed))
-        checks_failed=$((checks_failed + failed))
-        checks_skipped=$((checks_skipped + skipped))
-    else
-        fail "the side boots ended before their last check (what they printed is above)"
-    fi
-    while read -r cost; do [ -n "$cost" ] && boot_costs+=("$cost"); done <"$work/side.costs" 2>/dev/null
-}
 
 # pi_estimate FASTEST SLOWEST: the boots after a cut (their modem registers at once), kernel start
 # to PANIC-ready on a Raspberry Pi Zero 2 W, estimated from the emulated ones. Here the boot is CPU
@@ -610,7 +618,7 @@ for ((i = 1; i <= cuts; i++)); do
     if ! wait_console "cut$i" "UNWIND-PROBE (workload|not-ready)" 900; then
         fail "boot after power cut $((i - 1)): the probe never reached its workload ($((SECONDS - boot_started)) s)"
         tail -n 40 "$work/cut$i.console"
-        finish
+        end_early
     fi
     # The install starts beside the workload, once the bundles' disk is mounted: on a busy host
     # that can come seconds after the workload, and the cut must come during the install.
