@@ -32,12 +32,13 @@
 # alert the network had not taken goes out after the restart. Then the A/B updates
 # (update-checks.sh).
 #
-# Beside the update checks' boots, two bad cards, each a copy of the card after its first boot
-# (UNWIND_IMAGE_BADCARDS=0 leaves them out): one whose data partition was never made, with no
-# setup file and no modem attached (the screen says there is no setup file and that nothing is
-# kept; status says the state is in memory and the modem is not there); one whose data partition
-# is full, with no display bus (status says the card is full and the display is lost; a
-# maintainer's change fails with the card's own error; PANIC still reaches both contacts).
+# Beside the update checks' boots after the trial (alone at the end without them), two bad cards,
+# each a copy of the card after its first boot (UNWIND_IMAGE_BADCARDS=0 leaves them out): one
+# whose data partition was never made, with no setup file and no modem attached (the screen says
+# there is no setup file and that nothing is kept; status says the state is in memory and the
+# modem is not there); one whose data partition is full, with no display bus (status says the
+# card is full and the display is lost; a maintainer's change fails with the card's own error;
+# PANIC still reaches both contacts).
 #
 # Beside them too, on a copy of the card as built, its own Pi U-Boot in qemu's raspi3b
 # (pi-uboot.py): with a modem talking and echoing on its UART it still runs boot.scr; with one
@@ -78,9 +79,11 @@ work=$(mktemp -d "${TMPDIR:-/var/tmp}/unwind-boot-test.XXXXXX")
 qemu_pid=
 modem_pid=
 side_pid=
-# kill_tree PID: a process and everything it started (the side boots' shell, its qemu, pi-uboot.py's).
+# kill_tree PID: a process and everything it started (the side boots' shell, its qemu,
+# pi-uboot.py's), each stopped before its children are listed, so that it starts no more.
 kill_tree() {
     local child
+    kill -STOP "$1" 2>/dev/null
     for child in $(pgrep -P "$1"); do kill_tree "$child"; done
     kill -KILL "$1" 2>/dev/null
 }
@@ -334,14 +337,18 @@ check "the card: boot, slots A and B, data; the slots' state: A first, 3 tries e
 # --- side boots ---------------------------------------------------------------------------------
 # The Pi's U-Boot (pi_uboot) and the bad cards (bad_card_boots, once the first boot has made
 # their cards) need nothing from the boots after the first, so they run beside the update
-# checks' boots: those mostly wait (a trial's 150 s, a boot's deadline), and by then the arm64 stage that runs beside this one (Tests/run-all.sh) has
-# usually ended, so the two cores are otherwise idle. They run in a subshell with a modem of
-# their own; what they print, their checks' counts and their boots' costs are added at
-# side_join, which comes before the watchdog's boot (a second machine on the host could delay its
-# feeding) and at the end.
+# checks' boots after the trial (update-checks.sh): the broken system's trial and the stuck
+# boot mostly wait (150 s of trial, a boot's deadline), and the trial itself, which must come up
+# within its window, has the cores to itself. Without update boots they run after the cuts,
+# alone. They run in a subshell with a modem of their own; what they print, their checks' counts,
+# their boots' costs and their own seconds are added at side_join, which comes before the
+# watchdog's boot (a second machine on the host could delay the watchdog's feeding) and at the
+# end. The subshell kills its own machine and modem if it ends early; the test's cleanup stops
+# it, and then everything it started (kill_tree).
 side_started=
 # shellcheck disable=SC2030 # the subshell's own counts and costs, on purpose (side_join adds them)
 side_start() {
+    [ -z "$side_started" ] || return 0
     side_started=$SECONDS
     (
         modem_sock=$work/side-modem.sock
@@ -350,38 +357,49 @@ side_start() {
         qemu_pid=
         modem_pid=
         side_pid=
+        trap '[ -n "$qemu_pid" ] && kill -KILL "$qemu_pid" 2>/dev/null; [ -n "$modem_pid" ] && kill "$modem_pid" 2>/dev/null' EXIT
         boot_costs=()
         checks_passed=0
         checks_failed=0
         checks_skipped=0
         pi_uboot
-        [ "${UNWIND_IMAGE_BADCARDS:-1}" = 1 ] && [ -f "$work/full.img" ] && bad_card_boots
-        echo "$checks_passed $checks_failed $checks_skipped" >"$work/side.counts"
+        if [ "${UNWIND_IMAGE_BADCARDS:-1}" = 1 ]; then
+            if [ -f "$work/full.img" ]; then
+                bad_card_boots
+            else
+                skip "the bad cards" "the first boot did not end, so their cards were not made"
+            fi
+        fi
+        echo "$checks_passed $checks_failed $checks_skipped $((SECONDS - side_started))" >"$work/side.counts"
         printf '%s\n' "${boot_costs[@]}" >"$work/side.costs"
     ) >"$work/side.out" 2>&1 &
     side_pid=$!
 }
 # shellcheck disable=SC2031 # this shell's counts and costs, the subshell's added to them
 side_join() {
-    local passed failed skipped cost
+    local passed failed skipped took cost
     [ -n "$side_pid" ] || return 0
     wait "$side_pid"
     side_pid=
-    echo "the side boots (the Pi's U-Boot, the bad cards): $((SECONDS - side_started)) s"
-    cat "$work/side.out"
-    if read -r passed failed skipped <"$work/side.counts" 2>/dev/null; then
+    if read -r passed failed skipped took 2>/dev/null <"$work/side.counts"; then
+        echo "the side boots (the Pi's U-Boot, the bad cards): $took s; they ended $((SECONDS - side_started - took)) s before this"
+        cat "$work/side.out"
         checks_passed=$((checks_passed + passed))
         checks_failed=$((checks_failed + failed))
         checks_skipped=$((checks_skipped + skipped))
     else
+        cat "$work/side.out"
         fail "the side boots ended before their last check (what they printed is above)"
     fi
-    while read -r cost; do [ -n "$cost" ] && boot_costs+=("$cost"); done <"$work/side.costs" 2>/dev/null
+    [ -f "$work/side.costs" ] && while read -r cost; do [ -n "$cost" ] && boot_costs+=("$cost"); done <"$work/side.costs"
+    return 0
 }
 
-# end_early: the side boots run, and the test ends (a boot that never got far enough).
+# end_early: the boot that never got far enough stopped, the side boots run, and the test ends.
+# shellcheck disable=SC2031 # this shell's qemu_pid
 end_early() {
-    [ -n "$side_started" ] || side_start
+    [ -n "$qemu_pid" ] && power_off
+    side_start
     side_join
     finish
 }
@@ -700,10 +718,10 @@ if [ "$cuts" -gt 0 ]; then
     fi
     pi_estimate "$(head -n 1 <<<"$sorted")" "$(tail -n 1 <<<"$sorted")"
 fi
-side_start
 if [ "$updates" = 1 ] && [ "$cuts" -gt 0 ]; then
     update_boots
 fi
+side_start
 side_join
 echo "boot test: $((SECONDS - t0)) s in all; the boots (seconds here / of the host's CPU): $(printf '%s, ' "${boot_costs[@]}" | sed 's/ \([0-9?]*\) \([0-9?]*\), /: \1 \/ \2; /g; s/; $//')"
 finish
