@@ -65,7 +65,7 @@ while [ $# -gt 0 ]; do
         --deb) deb=$2; shift 2 ;;
         --image) image=$2; shift 2 ;;
         --cuts) cuts=$2; shift 2 ;;
-        -h | --help) sed -n '2,50p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,51p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die --status 2 "unknown option $1" ;;
     esac
 done
