@@ -377,6 +377,9 @@ hung_boot() {
         while kill -0 "$qemu_pid" 2>/dev/null && [ $((SECONDS - t)) -lt 300 ]; do sleep 1; done
         kill -0 "$qemu_pid" 2>/dev/null || by_itself=1
         hung_took=$((SECONDS - t))
+    elif ! kill -0 "$qemu_pid" 2>/dev/null && grep -aq "sysrq triggered crash" "$work/hang.console"; then
+        echo "hang: the machine crashed and restarted, but the probe's line before the crash never reached the console; the console's end:"
+        tail -n 20 "$work/hang.console"
     elif ! kill -0 "$qemu_pid" 2>/dev/null; then
         echo "hang: the machine restarted before the crash (the watchdog on a host too busy to run it?); the console's end:"
         tail -n 20 "$work/hang.console"
