@@ -311,7 +311,7 @@ update_boots() {
         bash -c '[[ $1 == "BA "*" 3" ]]' _ "$(probe_lines trial "UNWIND-PROBE slots " | tail -n 1 | awk '{print $3, $4, $5}')"
     check "on slot B, PANIC sends one AT+CMGS to each contact ($(cmgs_since "$from" +447700900123), $(cmgs_since "$from" 6045550100))" \
         [ "$(cmgs_since "$from" +447700900123):$(cmgs_since "$from" 6045550100)" = 1:1 ]
-    # The trial has come up within its window: the side boots (boot-test.sh) run beside the rest.
+    # The trial has come up within its window: the side boots (side-boots.sh) run beside the rest.
     side_start
     check "the broken bundle installs into slot A, tried next (exit $(install_rc trial broken); slots $(slots_after trial broken))" \
         bash -c '[ "$1" = 0 ] && [[ $2 == "AB 1 "* ]]' _ "$(install_rc trial broken)" "$(slots_after trial broken)"
