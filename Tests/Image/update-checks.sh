@@ -22,7 +22,10 @@
 # more on a machine with a watchdog device: systemd arms it, and a kernel crash that never
 # restarts the machine itself is restarted by it.
 
-# prepare_bundles: the four bad or other bundles and the disk that carries them.
+# prepare_bundles: the four bad or other bundles and the disk that carries them. The broken and the
+# stuck systems are stored uncompressed (build-bundle.sh --uncompressed): what their checks are
+# about is what a system does once installed; the update's own bundle, built as a release is, is
+# the one whose unpacking the installs check.
 prepare_bundles() {
     local t=$SECONDS small=$work/small.ext4 key=$work/keys/signer.key.pem cert=$work/keys/signer.cert.pem
     # "broken": slot A's file system as built, with a daemon that exits at once (systemd restarts
@@ -30,7 +33,7 @@ prepare_bundles() {
     dd if="$image" of="$work/broken.ext4" bs=512 skip="$root_start" count="$root_size" conv=sparse status=none
     printf '[Service]\nExecStart=\nExecStart=/bin/sh -c "echo unwind: this system is broken on purpose (the boot test); exit 1"\n' >"$work/never-ready.conf"
     debugfs -w -R "write $work/never-ready.conf /etc/systemd/system/unwind.service.d/zz-never-ready.conf" "$work/broken.ext4" >/dev/null 2>&1
-    "$repo/deploy/image/build-bundle.sh" --rootfs "$work/broken.ext4" --version "$broken_version" --cert "$cert" --key "$key" \
+    "$repo/deploy/image/build-bundle.sh" --uncompressed --rootfs "$work/broken.ext4" --version "$broken_version" --cert "$cert" --key "$key" \
         --out "$work/bundles/broken.raucb" 2>"$work/bundles.log" || { cat "$work/bundles.log"; return 1; }
     rm -f "$work/broken.ext4"
     # "stuck": slot A's file system as built, whose boot hangs before the device starts and then
@@ -53,7 +56,7 @@ prepare_bundles() {
         echo "the stuck bundle's file system was not changed"
         return 1
     fi
-    "$repo/deploy/image/build-bundle.sh" --rootfs "$work/stuck.ext4" --version "$stuck_version" --cert "$cert" --key "$key" \
+    "$repo/deploy/image/build-bundle.sh" --uncompressed --rootfs "$work/stuck.ext4" --version "$stuck_version" --cert "$cert" --key "$key" \
         --out "$work/bundles/stuck.raucb" 2>>"$work/bundles.log" || { cat "$work/bundles.log"; return 1; }
     rm -f "$work/stuck.ext4" "$work/stuck-fstab" "$work/stuck-data.conf" "$work/stuck-deadline.conf"
     # The refused ones need no whole system: a small file system is refused the same way, before

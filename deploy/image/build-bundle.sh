@@ -3,7 +3,7 @@
 # update (rauc install on the device):
 #
 #   deploy/image/build-bundle.sh --rootfs FILE --version V --cert FILE --key FILE --out FILE
-#                                [--compatible TEXT]
+#                                [--compatible TEXT] [--uncompressed]
 #
 # --rootfs is the slot's ext4 file system as build-image.sh makes it (build-image.sh --bundle
 # calls this script with it): the kernel and its initramfs in /boot, the device trees, the unwind
@@ -13,8 +13,10 @@
 # another board (--compatible, default the image's own from root/etc/rauc/system.conf) or cut
 # short. The image carries a hash of each 4 KiB block (RAUC's adaptive "block-hash-index"): a
 # device that streams the bundle from a URL (rauc install https://...) fetches only the blocks
-# that neither of its slots holds already. Needs rauc and squashfs-tools (installed from Debian
-# when missing).
+# that neither of its slots holds already. --uncompressed stores the squashfs's blocks as they are
+# (a bundle about as big as the system, made in a second instead of half a minute, installed
+# without unpacking): for systems that are only ever installed on a test's emulated machine.
+# Needs rauc and squashfs-tools (installed from Debian when missing).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # log, die
@@ -26,6 +28,7 @@ cert=
 key=
 out=
 compatible=$(sed -n 's/^compatible=//p' "$here/root/etc/rauc/system.conf")
+squashfs_args=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --rootfs) rootfs=${2:?--rootfs needs a file}; shift 2 ;;
@@ -34,7 +37,8 @@ while [ $# -gt 0 ]; do
         --key) key=${2:?--key needs a file}; shift 2 ;;
         --out) out=${2:?--out needs a file}; shift 2 ;;
         --compatible) compatible=${2:?--compatible needs a name}; shift 2 ;;
-        -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --uncompressed) squashfs_args=(--mksquashfs-args="-noI -noD -noF -noX"); shift ;;
+        -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die --status 2 "unknown option $1 (see --help)" ;;
     esac
 done
@@ -71,6 +75,6 @@ filename=rootfs.ext4
 adaptive=block-hash-index
 MANIFEST
 rm -f "$out"
-rauc bundle --cert="$cert" --key="$key" "$work/content" "$out" >"$work/rauc.log" 2>&1 ||
+rauc bundle --cert="$cert" --key="$key" "${squashfs_args[@]}" "$work/content" "$out" >"$work/rauc.log" 2>&1 ||
     { cat "$work/rauc.log" >&2; die "rauc could not make the bundle"; }
 log "$out: $version for $compatible, $(du -h "$out" | cut -f1)"
