@@ -22,10 +22,10 @@
 # more on a machine with a watchdog device: systemd arms it, and a kernel crash that never
 # restarts the machine itself is restarted by it.
 
-# prepare_bundles: the four bad or other bundles and the disk that carries them. The broken and the
-# stuck systems are stored uncompressed (build-bundle.sh --uncompressed): what their checks are
-# about is what a system does once installed; the update's own bundle, built as a release is, is
-# the one whose unpacking the installs check.
+# prepare_bundles: the five bad or other bundles and the disk that carries them. The broken and the
+# stuck systems are stored uncompressed (build-bundle.sh --uncompressed): their checks are about
+# what a system does once installed; the update's own bundle, built as a release is, is the one
+# whose decompression the installs exercise. Once on the disk, the two leave the host's $work.
 prepare_bundles() {
     local t=$SECONDS small=$work/small.ext4 key=$work/keys/signer.key.pem cert=$work/keys/signer.cert.pem
     # "broken": slot A's file system as built, with a daemon that exits at once (systemd restarts
@@ -79,6 +79,7 @@ prepare_bundles() {
         "$(($(du -s -B1M "$work/bundles" | cut -f1) * 11 / 10 + 32))M" || return 1
     update_bytes=$(stat -c %s "$work/bundles/update.raucb")
     echo "bundles: update $((update_bytes / 1048576)) MiB, broken $(($(stat -c %s "$work/bundles/broken.raucb") / 1048576)) MiB; made in $((SECONDS - t)) s"
+    rm -f "$work/bundles/broken.raucb" "$work/bundles/stuck.raucb"
 }
 
 # The update server (bundle-server.py) the last boot streams the update from, serving the

@@ -13,10 +13,10 @@
 # another board (--compatible, default the image's own from root/etc/rauc/system.conf) or cut
 # short. The image carries a hash of each 4 KiB block (RAUC's adaptive "block-hash-index"): a
 # device that streams the bundle from a URL (rauc install https://...) fetches only the blocks
-# that neither of its slots holds already. --uncompressed stores the squashfs's blocks as they are
-# (a bundle about as big as the system, made in a second instead of half a minute, installed
-# without unpacking): for systems that are only ever installed on a test's emulated machine.
-# Needs rauc and squashfs-tools (installed from Debian when missing).
+# that neither of its slots holds already. --uncompressed leaves the squashfs uncompressed
+# (mksquashfs -noI -noD -noF -noX): quicker to make and read without decompressing, but about
+# twice the size, too big to ship; for test systems only. Needs rauc and squashfs-tools
+# (installed from Debian when missing).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # log, die
