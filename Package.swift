@@ -144,3 +144,10 @@ let package = Package(
         .testTarget(name: "UnwindSimulatorTests", dependencies: ["UnwindTestSupport", "UnwindSimulator", "UnwindAssembly", "unwind"]),
     ]
 )
+
+// A release build of the tests (the arm64 stage's, Tests/Arm64/arm64-tests.sh) optimises the code
+// under test as the board's release does, and leaves the suites' own code unoptimised: optimising
+// them costs most of that build and changes nothing they check.
+for target in package.targets where target.type == .test {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-Onone"], .when(configuration: .release))]
+}

@@ -4,8 +4,10 @@
 #   1. deploy/arm64/toolchain.sh prepare: Debian sid's Swift (amd64), the arm64 Swift from the same
 #      source, a trixie arm64 sysroot, qemu-user (cached; cold about 4 minutes and 1.1 GB).
 #   2. Cross-compiles the package and its tests for aarch64 at native speed with Debian's Swift,
-#      optimised as the board's release is (-c release; -enable-testing for the tests' @testable
-#      imports): qemu-user runs optimised code about twelve times as cheaply as -Onone code.
+#      the code under test optimised as the board's release is (-c release; -enable-testing for
+#      the tests' @testable imports): qemu-user runs optimised code about twelve times as cheaply
+#      as -Onone code. The suites' own code is compiled -Onone (Package.swift): it costs the
+#      emulated run little and the build about a fifth less.
 #   3. Runs the Swift suites on aarch64 under qemu-user (binfmt_misc): the test binary and every
 #      process it starts (unwind, alert-sender, store-writer) are aarch64 code. By default the
 #      suites where the architecture can matter: rendering, the hardware edge (GPIO, I²C and the
