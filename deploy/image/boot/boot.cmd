@@ -25,8 +25,13 @@ setexpr ramdisk_addr_r ${kernel_addr_r} + 0x4000000
 ${devtype} dev ${devnum}
 # unwind_read: the copy at ${at} imported; ok 1 when its CRC is good, its count in flag. env
 # import -c reads the plain format (the CRC, then the variables), so the copy is rebuilt in it
-# at unwind_plain, an aligned buffer, without the flag byte.
-setenv unwind_read 'setexpr at4 ${at} + 4; setexpr at5 ${at} + 5; setexpr plain4 ${unwind_plain} + 4; setexpr.b flag *${at4}; cp.b ${at} ${unwind_plain} 4; cp.b ${at5} ${plain4} 0x3ffb; setenv BOOT_ORDER; setenv BOOT_A_LEFT; setenv BOOT_B_LEFT; setenv ok 0; if env import -c ${unwind_plain} 0x3fff BOOT_ORDER BOOT_A_LEFT BOOT_B_LEFT; then setenv ok 1; fi'
+# at unwind_plain, an aligned buffer, without the flag byte. Each value is then cut down to the
+# characters RAUC writes in it (setexpr gsub edits the variable without the shell expanding it;
+# its regular expressions have no ranges, hence the digits spelt out). The shell parses a command
+# again after expanding ${...} in it, so a quote, a semicolon or a $ in a value would give syntax
+# errors and garble the commands after it (an order of A'B tries the wrong slot first), and the
+# garbled value would be written back, on every boot.
+setenv unwind_read 'setexpr at4 ${at} + 4; setexpr at5 ${at} + 5; setexpr plain4 ${unwind_plain} + 4; setexpr.b flag *${at4}; cp.b ${at} ${unwind_plain} 4; cp.b ${at5} ${plain4} 0x3ffb; setenv BOOT_ORDER; setenv BOOT_A_LEFT; setenv BOOT_B_LEFT; setenv ok 0; if env import -c ${unwind_plain} 0x3fff BOOT_ORDER BOOT_A_LEFT BOOT_B_LEFT; then setenv ok 1; fi; if env exists BOOT_ORDER; then setexpr BOOT_ORDER gsub "[^AB ]" ""; fi; if env exists BOOT_A_LEFT; then setexpr BOOT_A_LEFT gsub "[^0123456789]" ""; fi; if env exists BOOT_B_LEFT; then setexpr BOOT_B_LEFT gsub "[^0123456789]" ""; fi'
 # A card that cannot be read gives the defaults below (not what U-Boot's own environment may
 # hold) and is not written: without knowing which copy was read, a write could spoil the good one.
 setenv BOOT_ORDER
