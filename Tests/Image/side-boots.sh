@@ -2,7 +2,8 @@
 # shellcheck disable=SC2154,SC2034,SC2016 # boot-test.sh's variables, read and set; bash -c scripts expand their own arguments
 # side-boots.sh -- the boots of the boot test (sourced by Tests/Image/boot-test.sh, whose card,
 # boot and checks they use) that need nothing from the boots after the first: the card's own Pi
-# U-Boot in qemu's raspi3b on a copy of the card as built (pi_card, pi_uboot), and two bad cards,
+# U-Boot in qemu's raspi3b on a copy of the card as built (pi_card, pi_uboot), the emulated
+# machine's U-Boot on that copy with its slots' state unreadable (unreadable_state), two bad cards,
 # copies of the card after its first boot (bad_cards, bad_card_boots). side_start runs them in
 # a subshell beside the update checks' boots, side_join adds what they found.
 
@@ -76,6 +77,32 @@ pi_uboot() {
     out=$(python3 "$here/pi-uboot.py" --card "$pi" --u-boot "$work/u-boot-rpi.bin" --dtb "$dtb" --until root --timeout 300)
     check "the Pi's kernel (qemu raspi3b, the Zero 2 W tree) mounts slot A from the SD card through its initramfs: $out" \
         grep -q "^the slot's root was mounted" <<<"$out"
+}
+# A card whose slots' state cannot be read: qemu's blkdebug fails every read of its first block.
+# The emulated machine's U-Boot sees the error (its virtio disk reports it; qemu's model of the
+# Pi's SD host returns the data regardless), so its boot.scr takes the defaults: slot A, though
+# the state would start B, says this try is not counted, and writes nothing. The Pi's card
+# afterwards, its last user.
+unreadable_state() {
+    local pi=$work/pi-card.img conf=$work/unreadable-state.conf before after
+    printf '[inject-error]\nevent = "read_aio"\nerrno = "5"\nsector = "2048"\nonce = "off"\n' >"$conf"
+    dd if="$work/pi-slot-state.bin" of="$pi" bs=1024 seek=1024 conv=notrunc status=none
+    python3 "$here/slot-state.py" write "$pi" 0 7 "B A" 2 3
+    before=$(dd if="$pi" bs=1024 skip=1024 count=32 status=none | sha256sum)
+    card="blkdebug:$conf:$pi"
+    modem=0
+    extra=
+    boot unreadable
+    wait_console unreadable "unwind: slot [AB], tries left after|did not start" 120
+    power_off
+    card=
+    modem=1
+    after=$(dd if="$pi" bs=1024 skip=1024 count=32 status=none | sha256sum)
+    check "the slots' state unreadable (every read of it an I/O error): boot.scr says this try is not counted" \
+        grep -aq "unwind: the slot state could not be read; this try is not counted" "$work/unreadable.console"
+    check "... starts slot A with the default tries (the state read would have started B)" \
+        grep -aq "unwind: slot A, tries left after this boot: 2" "$work/unreadable.console"
+    check "... and writes nothing: the state's 32 KiB the same after the boot" [ "$before" = "$after" ]
     rm -f "$pi"
 }
 
@@ -188,6 +215,7 @@ side_start() {
         checks_failed=0
         checks_skipped=0
         pi_uboot
+        unreadable_state
         if [ "${UNWIND_IMAGE_BADCARDS:-1}" = 1 ]; then
             if [ -f "$work/full.img" ]; then
                 bad_card_boots
