@@ -127,6 +127,12 @@ if [ -z "$image" ]; then
         --keyring "$work/keys/ca.cert.pem" --bundle "$work/bundles/update.raucb" --bundle-version "$update_version"
         --signing-cert "$work/keys/signer.cert.pem" --signing-key "$work/keys/signer.key.pem")
     [ -n "$deb" ] && args+=(--deb "$deb")
+    # A kernel command line U-Boot's shell would parse (boot.scr expands it into bootargs) is
+    # refused before anything is made.
+    out=$("$repo/deploy/image/build-image.sh" "${args[@]}" --kernel-args "console=ttyAMA0 dyndbg=\"file x.c +p\"" 2>&1)
+    rc=$?
+    check "build-image.sh refuses a kernel command line with quotes in it (exit $rc): $(tail -n 1 <<<"$out")" \
+        bash -c '[ "$1" != 0 ] && grep -q "^build-image: error: --kernel-args: only letters" <<<"$2" && [ ! -e "$3" ]' _ "$rc" "$out" "$image"
     if "$repo/deploy/image/build-image.sh" "${args[@]}" >"$work/build.log" 2>&1; then
         pass "build-image.sh with the rig's overlay ($((SECONDS - t0)) s; $(tail -n 2 "$work/build.log" | head -n 1 | sed 's/^build-image: //'))"
     else

@@ -35,7 +35,8 @@
 # --overlay DIR lays DIR's files over the root (the boot test's rig); --setup and --config put
 # that setup file and configuration on the boot partition instead of the blank template and the
 # package's default; --kernel-args TEXT is the card's kernel command line instead of the
-# board's (the emulated machine's console); boot.scr adds the slot's root to it.
+# board's (the emulated machine's console), in letters, digits, spaces and . _ , : = / + @ -
+# (U-Boot's shell would parse a quote or a $); boot.scr adds the slot's root to it.
 # The root file system without Unwind (mmdebstrap, every package's scripts run under qemu-user)
 # is cached in ${UNWIND_IMAGE_CACHE:-~/.cache/unwind-image}; cold about
 # 7-8 minutes on an idle two-core machine (the initramfs made once), warm about 2 (the unwind
@@ -95,6 +96,11 @@ while [ $# -gt 0 ]; do
         *) die "unknown option $1 (see --help)" ;;
     esac
 done
+# boot.scr puts the text into U-Boot's bootargs through its shell, which parses a command again
+# after expanding a variable: a quote, a $, a ; or a backslash would garble the boot, on every boot.
+case "$kernel_args" in
+    *[!A-Za-z0-9\ ._,:=/+@-]*) die "--kernel-args: only letters, digits, spaces and . _ , : = / + @ - (U-Boot's shell would parse the rest): $(printf '%q' "$kernel_args")" ;;
+esac
 [ "$(id -u)" -eq 0 ] || die "needs root (chroot, file ownership in the image)"
 [ -f "$setup" ] || die "no setup file $setup"
 [ -f "$config" ] || die "no configuration $config"
