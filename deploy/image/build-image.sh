@@ -92,7 +92,7 @@ while [ $# -gt 0 ]; do
         --signing-cert) signing_cert=${2:?--signing-cert needs a file}; shift 2 ;;
         --signing-key) signing_key=${2:?--signing-key needs a file}; shift 2 ;;
         --base-only) base_only=1; shift ;;
-        -h | --help) sed -n '2,44p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,45p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown option $1 (see --help)" ;;
     esac
 done
