@@ -3,7 +3,8 @@
 # side-boots.sh -- the boots of the boot test (sourced by Tests/Image/boot-test.sh, whose card,
 # boot and checks they use) that need nothing from the boots after the first: the card's own Pi
 # U-Boot in qemu's raspi3b on a copy of the card as built (pi_card, pi_uboot), the emulated
-# machine's U-Boot on that copy with its slots' state unreadable (unreadable_state), two bad cards,
+# machine's U-Boot on that copy with its slots' state unreadable (unreadable_state) and with
+# unwind-boot.txt edited by hand (edited_boot_txt), two bad cards,
 # copies of the card after its first boot (bad_cards, bad_card_boots). side_start runs them in
 # a subshell beside the update checks' boots, side_join adds what they found.
 
@@ -78,31 +79,50 @@ pi_uboot() {
     check "the Pi's kernel (qemu raspi3b, the Zero 2 W tree) mounts slot A from the SD card through its initramfs: $out" \
         grep -q "^the slot's root was mounted" <<<"$out"
 }
+# The emulated machine's U-Boot on the Pi's card, to the line that boots a slot (u_boot_boot NAME
+# PATTERN); card=, modem= and extra= as the test's other boots leave them.
+u_boot_boot() {
+    modem=0
+    extra=
+    boot "$1"
+    wait_console "$1" "$2" 120 || { fail "$1: U-Boot never got to /$2/ ($((SECONDS - boot_started)) s); the console's end:"; tail -n 20 "$work/$1.console"; }
+    power_off
+    card=
+    modem=1
+}
 # A card whose slots' state cannot be read: qemu's blkdebug fails every read of its first block.
 # The emulated machine's U-Boot sees the error (its virtio disk reports it; qemu's model of the
-# Pi's SD host returns the data regardless), so its boot.scr takes the defaults: slot A, though
-# the state would start B, says this try is not counted, and writes nothing. The Pi's card
-# afterwards, its last user.
+# Pi's SD host returns the data regardless), so its boot.scr takes the defaults: slot A with 3
+# tries, says this try is not counted, and writes nothing. Read, the state written here would
+# start no slot: B alone, which has no kernel on this card.
 unreadable_state() {
     local pi=$work/pi-card.img conf=$work/unreadable-state.conf before after
     printf '[inject-error]\nevent = "read_aio"\nerrno = "5"\nsector = "2048"\nonce = "off"\n' >"$conf"
     dd if="$work/pi-slot-state.bin" of="$pi" bs=1024 seek=1024 conv=notrunc status=none
-    python3 "$here/slot-state.py" write "$pi" 0 7 "B A" 2 3
+    python3 "$here/slot-state.py" write "$pi" 0 7 "B" 0 3
     before=$(dd if="$pi" bs=1024 skip=1024 count=32 status=none | sha256sum)
     card="blkdebug:$conf:$pi"
-    modem=0
-    extra=
-    boot unreadable
-    wait_console unreadable "unwind: slot [AB], tries left after|did not start" 120
-    power_off
-    card=
-    modem=1
+    u_boot_boot unreadable "unwind: slot [AB], tries left after|did not start"
     after=$(dd if="$pi" bs=1024 skip=1024 count=32 status=none | sha256sum)
     check "the slots' state unreadable (every read of it an I/O error): boot.scr says this try is not counted" \
         grep -aq "unwind: the slot state could not be read; this try is not counted" "$work/unreadable.console"
-    check "... starts slot A with the default tries (the state read would have started B)" \
+    check "... starts slot A with the default tries (the state read would start no slot)" \
         grep -aq "unwind: slot A, tries left after this boot: 2" "$work/unreadable.console"
     check "... and writes nothing: the state's 32 KiB the same after the boot" [ "$before" = "$after" ]
+}
+# unwind-boot.txt edited by hand on the FAT partition, with a quote, an apostrophe, a $ and a
+# semicolon in it: the kernel still gets its root, and the card's words without those. The Pi's
+# card's last user.
+edited_boot_txt() {
+    local pi=$work/pi-card.img line
+    dd if="$work/pi-slot-state.bin" of="$pi" bs=1024 seek=1024 conv=notrunc status=none
+    printf '%s\n' "bootargs_card=console=ttyAMA0 x=\"a b\" y'z \$foo; loglevel=7" >"$work/edited-boot.txt"
+    mcopy -o -i "$pi@@$((boot_start * 512))" "$work/edited-boot.txt" ::unwind-boot.txt
+    card=$pi
+    u_boot_boot edited "Kernel command line:"
+    line=$(grep -a -m1 "Kernel command line:" "$work/edited.console" | tr -d '\r' | sed 's/^.*Kernel command line: //')
+    check "unwind-boot.txt edited by hand with quotes, a \$ and a ;: the kernel's command line is \"$line\"" \
+        grep -q "^console=ttyAMA0 x=a b yz foo loglevel=7 root=PARTUUID=[0-9a-f-]* ro rootwait rauc.slot=A " <<<"$line"
     rm -f "$pi"
 }
 
@@ -187,8 +207,8 @@ bad_card_boots() {
 }
 
 # --- side boots ---------------------------------------------------------------------------------
-# The Pi's U-Boot (pi_uboot) and the bad cards (bad_card_boots, once the first boot has made
-# their cards) need nothing from the boots after the first, so they run beside the update
+# The U-Boot checks on the card as built (pi_uboot, unreadable_state, edited_boot_txt) and the
+# bad cards (bad_card_boots, once the first boot has made their cards) need nothing from the boots after the first, so they run beside the update
 # checks' boots after the trial (update-checks.sh): the broken system's trial and the stuck
 # boot mostly wait (150 s of trial, a boot's deadline), and the trial itself, which must come up
 # within its window, has the cores to itself. Without update boots they run after the cuts,
@@ -216,6 +236,7 @@ side_start() {
         checks_skipped=0
         pi_uboot
         unreadable_state
+        edited_boot_txt
         if [ "${UNWIND_IMAGE_BADCARDS:-1}" = 1 ]; then
             if [ -f "$work/full.img" ]; then
                 bad_card_boots
@@ -235,7 +256,7 @@ side_join() {
     wait "$side_pid"
     side_pid=
     if read -r passed failed skipped took 2>/dev/null <"$work/side.counts"; then
-        echo "the side boots (the Pi's U-Boot, the bad cards): $took s; they ended $((SECONDS - side_started - took)) s before this"
+        echo "the side boots (U-Boot on the card as built, the bad cards): $took s; they ended $((SECONDS - side_started - took)) s before this"
         cat "$work/side.out"
         checks_passed=$((checks_passed + passed))
         checks_failed=$((checks_failed + failed))

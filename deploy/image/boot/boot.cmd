@@ -144,6 +144,12 @@ setenv bootargs_card
 if load ${devtype} ${devnum}:1 ${unwind_mem} unwind-boot.txt; then
   env import -t ${unwind_mem} ${filesize} bootargs_card
 fi
+# The file is on the FAT partition anyone can edit: its text is cut down to what build-image.sh
+# lets in (a quote or a $ left in it would garble bootargs below and leave the kernel without
+# its root, boot after boot).
+if env exists bootargs_card; then
+  setexpr bootargs_card gsub "[^ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 ._,:=/+@-]" ""
+fi
 part uuid ${devtype} ${devnum}:${rootpart} rootuuid
 setenv bootargs "${bootargs_card} root=PARTUUID=${rootuuid} ro rootwait rauc.slot=${slot} unwind.tries_left=${slot_left}"
 echo "unwind: slot ${slot}, tries left after this boot: ${slot_left}"
