@@ -73,7 +73,7 @@ pi_uboot() {
     # one host thread. Not further: qemu's model of the SoC's watchdog restarts the machine as soon
     # as systemd arms it.
     dd if="$work/pi-slot-state.bin" of="$pi" bs=1024 seek=1024 conv=notrunc status=none
-    printf 'console=ttyS1,115200 rootfstype=ext4 maxcpus=1\n' >"$work/pi-boot.txt"
+    printf 'bootargs_card=console=ttyS1,115200 rootfstype=ext4 maxcpus=1\n' >"$work/pi-boot.txt"
     mcopy -o -i "$pi@@$((boot_start * 512))" "$work/pi-boot.txt" ::unwind-boot.txt
     out=$(python3 "$here/pi-uboot.py" --card "$pi" --u-boot "$work/u-boot-rpi.bin" --dtb "$dtb" --until root --timeout 300)
     check "the Pi's kernel (qemu raspi3b, the Zero 2 W tree) mounts slot A from the SD card through its initramfs: $out" \
