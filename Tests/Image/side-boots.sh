@@ -110,19 +110,20 @@ unreadable_state() {
         grep -aq "unwind: slot A, tries left after this boot: 2" "$work/unreadable.console"
     check "... and writes nothing: the state's 32 KiB the same after the boot" [ "$before" = "$after" ]
 }
-# unwind-boot.txt edited by hand on the FAT partition, with a quote, an apostrophe, a $ and a
-# semicolon in it: the kernel still gets its root, and the card's words without those. The Pi's
-# card's last user.
+# unwind-boot.txt edited by hand on the FAT partition, in a Windows editor (a tab, CRLF), with a
+# quote, an apostrophe, a $, a semicolon and a commented-out init= in it: the kernel still gets
+# its root, and the card's words without those that hold such characters (init= among them).
+# The Pi's card's last user.
 edited_boot_txt() {
     local pi=$work/pi-card.img line
     dd if="$work/pi-slot-state.bin" of="$pi" bs=1024 seek=1024 conv=notrunc status=none
-    printf '%s\n' "bootargs_card=console=ttyAMA0 x=\"a b\" y'z \$foo; loglevel=7" >"$work/edited-boot.txt"
+    printf 'bootargs_card=console=ttyAMA0\tx="a b" y%sz $foo; #init=/bin/sh loglevel=7\r\n' "'" >"$work/edited-boot.txt"
     mcopy -o -i "$pi@@$((boot_start * 512))" "$work/edited-boot.txt" ::unwind-boot.txt
     card=$pi
     u_boot_boot edited "Kernel command line:"
     line=$(grep -a -m1 "Kernel command line:" "$work/edited.console" | tr -d '\r' | sed 's/^.*Kernel command line: //')
-    check "unwind-boot.txt edited by hand with quotes, a \$ and a ;: the kernel's command line is \"$line\"" \
-        grep -q "^console=ttyAMA0 x=a b yz foo loglevel=7 root=PARTUUID=[0-9a-f-]* ro rootwait rauc.slot=A " <<<"$line"
+    check "unwind-boot.txt edited by hand with quotes, a \$, a ; and #init=: the kernel's command line is \"$line\"" \
+        grep -qE "^console=ttyAMA0 +loglevel=7 +root=PARTUUID=[0-9a-f-]+ ro rootwait rauc.slot=A " <<<"$line"
     rm -f "$pi"
 }
 

@@ -98,6 +98,7 @@ while [ $# -gt 0 ]; do
 done
 # boot.scr puts the text into U-Boot's bootargs through its shell, which parses a command again
 # after expanding a variable: a quote, a $, a ; or a backslash would garble the boot, on every boot.
+[ "${#kernel_args}" -le 1024 ] || die "--kernel-args: ${#kernel_args} characters; at most 1024 (the kernel keeps 2048, boot.scr adds the slot's root after them)"
 case "$kernel_args" in
     *[!A-Za-z0-9\ ._,:=/+@-]*) die "--kernel-args: only letters, digits, spaces and . _ , : = / + @ - (U-Boot's shell would parse the rest): $(printf '%q' "$kernel_args")" ;;
 esac

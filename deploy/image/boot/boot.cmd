@@ -144,11 +144,13 @@ setenv bootargs_card
 if load ${devtype} ${devnum}:1 ${unwind_mem} unwind-boot.txt; then
   env import -t ${unwind_mem} ${filesize} bootargs_card
 fi
-# The file is on the FAT partition anyone can edit: its text is cut down to what build-image.sh
-# lets in (a quote or a $ left in it would garble bootargs below and leave the kernel without
-# its root, boot after boot).
+# The file is on the FAT partition anyone can edit: a quote or a $ left in its text would garble
+# bootargs below and leave the kernel without its root, boot after boot. So its tabs and line
+# ends become spaces, and each word with a character build-image.sh does not let in is left out
+# whole (a character taken out of a word could make another parameter of it: #init=/bin/sh).
 if env exists bootargs_card; then
-  setexpr bootargs_card gsub "[^ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 ._,:=/+@-]" ""
+  setexpr bootargs_card gsub "\s" " "
+  setexpr bootargs_card gsub "\S*[^ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 ._,:=/+@-]\S*" ""
 fi
 part uuid ${devtype} ${devnum}:${rootpart} rootuuid
 setenv bootargs "${bootargs_card} root=PARTUUID=${rootuuid} ro rootwait rauc.slot=${slot} unwind.tries_left=${slot_left}"
