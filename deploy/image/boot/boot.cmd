@@ -141,16 +141,18 @@ fi
 # the slot keeper is restarted, unwind-boot-deadline.timer, and with none left the other slot
 # starts).
 setenv bootargs_card
-if load ${devtype} ${devnum}:1 ${unwind_mem} unwind-boot.txt; then
-  env import -t ${unwind_mem} ${filesize} bootargs_card
-fi
 # The file is on the FAT partition anyone can edit: a quote or a $ left in its text would garble
 # bootargs below and leave the kernel without its root, boot after boot. So its tabs and line
 # ends become spaces, and each word with a character build-image.sh does not let in is left out
 # whole (a character taken out of a word could make another parameter of it: #init=/bin/sh).
-if env exists bootargs_card; then
-  setexpr bootargs_card gsub "\s" " "
-  setexpr bootargs_card gsub "\S*[^ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 ._,:=/+@-]\S*" ""
+if load ${devtype} ${devnum}:1 ${unwind_mem} unwind-boot.txt; then
+  env import -t ${unwind_mem} ${filesize} bootargs_card
+  if env exists bootargs_card; then
+    setexpr bootargs_card gsub "\s" " "
+    setexpr bootargs_card gsub "\S*[^ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 ._,:=/+@-]\S*" ""
+  else
+    echo "unwind: unwind-boot.txt has no line bootargs_card=...; the kernel gets only the root and slot"
+  fi
 fi
 part uuid ${devtype} ${devnum}:${rootpart} rootuuid
 setenv bootargs "${bootargs_card} root=PARTUUID=${rootuuid} ro rootwait rauc.slot=${slot} unwind.tries_left=${slot_left}"
