@@ -209,11 +209,11 @@ bad_card_boots() {
 
 # --- side boots ---------------------------------------------------------------------------------
 # The U-Boot checks on the card as built (pi_uboot, unreadable_state, edited_boot_txt) and the
-# bad cards (bad_card_boots, once the first boot has made their cards) need nothing from the boots after the first, so they run beside the update
-# checks' boots after the trial (update-checks.sh): the broken system's trial and the stuck
-# boot mostly wait (150 s of trial, a boot's deadline), and the trial itself, which must come up
-# within its window, has the cores to itself. Without update boots they run after the cuts,
-# alone. They run in a subshell with a modem of their own; what they print, their checks' counts,
+# bad cards (bad_card_boots, once the first boot has made their cards) need nothing from the
+# boots after the first, so they run beside the update checks' boots after the trial
+# (update-checks.sh): the broken system's trial and the stuck boot mostly wait (150 s of trial,
+# a boot's deadline), and the trial itself, which must come up within its window, has the cores
+# to itself. Without update boots they run after the cuts, alone. They run in a subshell with a modem of their own; what they print, their checks' counts,
 # their boots' costs and their own seconds are added at side_join, which comes before the
 # watchdog's boot (a second machine on the host could delay the watchdog's feeding) and at the
 # end. The subshell kills its own machine and modem if it ends early; the test's cleanup stops
