@@ -98,9 +98,13 @@ while [ $# -gt 0 ]; do
 done
 # boot.scr puts the text into U-Boot's bootargs through its shell, which parses a command again
 # after expanding a variable: a quote, a $, a ; or a backslash would garble the boot, on every boot.
+# The characters let in are boot.scr's own, read from the line that leaves out every word with
+# another (one list for the image and the boot).
 [ "${#kernel_args}" -le 1024 ] || die "--kernel-args: ${#kernel_args} characters; at most 1024 (the kernel keeps 2048, boot.scr adds the slot's root after them)"
+kept=$(sed -n 's/^ *setexpr bootargs_card gsub "\\S\*\[^\([^]]*\)\]\\S\*" ""$/\1/p' "$here/boot/boot.cmd")
+[ -n "$kept" ] || die "boot/boot.cmd: no line that leaves out the words of unwind-boot.txt (setexpr bootargs_card gsub ...)"
 case "$kernel_args" in
-    *[!A-Za-z0-9\ ._,:=/+@-]*) die "--kernel-args: only letters, digits, spaces and . _ , : = / + @ - (U-Boot's shell would parse the rest): $(printf '%q' "$kernel_args")" ;;
+    *[!"$kept"]*) die "--kernel-args: only letters, digits, spaces and ${kept//[A-Za-z0-9 ]/} (U-Boot's shell would parse the rest): $(printf '%q' "$kernel_args")" ;;
 esac
 [ "$(id -u)" -eq 0 ] || die "needs root (chroot, file ownership in the image)"
 [ -f "$setup" ] || die "no setup file $setup"
