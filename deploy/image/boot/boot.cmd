@@ -143,8 +143,9 @@ fi
 setenv bootargs_card
 # The file is on the FAT partition anyone can edit: a quote or a $ left in its text would garble
 # bootargs below and leave the kernel without its root, boot after boot. So its tabs and line
-# ends become spaces, and each word with a character build-image.sh does not let in is left out
-# whole (a character taken out of a word could make another parameter of it: #init=/bin/sh).
+# ends become spaces, and each word with a character outside the list below is left out whole
+# (a character taken out of a word could make another parameter of it: #init=/bin/sh).
+# build-image.sh reads the list from that line and refuses --kernel-args outside it.
 if load ${devtype} ${devnum}:1 ${unwind_mem} unwind-boot.txt; then
   env import -t ${unwind_mem} ${filesize} bootargs_card
   if env exists bootargs_card; then
