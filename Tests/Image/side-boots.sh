@@ -113,7 +113,6 @@ unreadable_state() {
 # unwind-boot.txt edited by hand on the FAT partition, in a Windows editor (a tab, CRLF), with a
 # quote, an apostrophe, a $, a semicolon and a commented-out init= in it: the kernel still gets
 # its root, and the card's words without those that hold such characters (init= among them).
-# The Pi's card's last user.
 edited_boot_txt() {
     local pi=$work/pi-card.img line
     dd if="$work/pi-slot-state.bin" of="$pi" bs=1024 seek=1024 conv=notrunc status=none
@@ -124,6 +123,30 @@ edited_boot_txt() {
     line=$(grep -a -m1 "Kernel command line:" "$work/edited.console" | tr -d '\r' | sed 's/^.*Kernel command line: //')
     check "unwind-boot.txt edited by hand with quotes, a \$, a ; and #init=: the kernel's command line is \"$line\"" \
         grep -qE "^console=ttyAMA0 +loglevel=7 +root=PARTUUID=[0-9a-f-]+ ro rootwait rauc.slot=A " <<<"$line"
+}
+# unwind-boot.txt at the longest boot.scr takes (768 bytes, its words module parameters, which
+# the kernel keeps to itself: more than 32 unknown ones would stop it), then one byte longer and
+# at the 1022 bytes build-image.sh once let in: the first whole before the root, the others left
+# out, saying so, the kernel still with its root and slot (with that file read, U-Boot cut its
+# command at 1023 characters: a kernel without root=). The Pi's card's last user.
+long_boot_txt() {
+    local pi=$work/pi-card.img size line words
+    for size in 768 769 1022; do
+        dd if="$work/pi-slot-state.bin" of="$pi" bs=1024 seek=1024 conv=notrunc status=none
+        words=$(seq -f 'm%04g.p=1' 0 200 | paste -sd ' ' | head -c $((size - 26)))
+        printf 'bootargs_card=%s loglevel=7\n' "$words" >"$work/long-boot.txt"
+        mcopy -o -i "$pi@@$((boot_start * 512))" "$work/long-boot.txt" ::unwind-boot.txt
+        card=$pi
+        u_boot_boot "long$size" "Kernel command line:"
+        line=$(grep -a -m1 "Kernel command line:" "$work/long$size.console" | tr -d '\r' | sed 's/^.*Kernel command line: *//')
+        if [ "$size" = 768 ]; then
+            check "unwind-boot.txt of 768 bytes ($(stat -c %s "$work/long-boot.txt")): the kernel gets every word, then its root (${#line} characters)" \
+                bash -c '[[ $1 == "${2#bootargs_card=}"" root=PARTUUID="* ]] && grep -qE " ro rootwait rauc.slot=A unwind.tries_left=2$" <<<"$1"' _ "$line" "$(tr -d '\n' <"$work/long-boot.txt")"
+        else
+            check "unwind-boot.txt of $size bytes ($(stat -c %s "$work/long-boot.txt")): left out, and said; the kernel gets its root: \"$line\"" \
+                bash -c 'grep -aq "unwind: unwind-boot.txt is over 768 bytes, so it is left out" "$2" && grep -qE "^root=PARTUUID=[0-9a-f-]+ ro rootwait rauc.slot=A unwind.tries_left=2$" <<<"$1"' _ "$line" "$work/long$size.console"
+        fi
+    done
     rm -f "$pi"
 }
 
@@ -208,7 +231,8 @@ bad_card_boots() {
 }
 
 # --- side boots ---------------------------------------------------------------------------------
-# The U-Boot checks on the card as built (pi_uboot, unreadable_state, edited_boot_txt) and the
+# The U-Boot checks on the card as built (pi_uboot, unreadable_state, edited_boot_txt,
+# long_boot_txt) and the
 # bad cards (bad_card_boots, once the first boot has made their cards) need nothing from the
 # boots after the first, so they run beside the update checks' boots after the trial
 # (update-checks.sh): the broken system's trial and the stuck boot mostly wait (150 s of trial,
@@ -238,6 +262,7 @@ side_start() {
         pi_uboot
         unreadable_state
         edited_boot_txt
+        long_boot_txt
         if [ "${UNWIND_IMAGE_BADCARDS:-1}" = 1 ]; then
             if [ -f "$work/full.img" ]; then
                 bad_card_boots

@@ -36,7 +36,8 @@
 # that setup file and configuration on the boot partition instead of the blank template and the
 # package's default; --kernel-args TEXT is the card's kernel command line instead of the
 # board's (the emulated machine's console), in letters, digits, spaces and . _ , : = / + @ -
-# (U-Boot's shell would parse a quote or a $); boot.scr adds the slot's root to it.
+# (U-Boot's shell would parse a quote or a $), at most 753 of them; boot.scr adds the slot's
+# root to it.
 # The root file system without Unwind (mmdebstrap, every package's scripts run under qemu-user)
 # is cached in ${UNWIND_IMAGE_CACHE:-~/.cache/unwind-image}; cold about
 # 7-8 minutes on an idle two-core machine (the initramfs made once), warm about 2 (the unwind
@@ -78,6 +79,8 @@ signing_key=
 # cannot go on restarts the board, so that a system on trial that never reaches user space
 # spends its one try and the slot before it starts.
 kernel_args="console=tty0 rootfstype=ext4 net.ifnames=0 cma=64M panic=10 quiet"
+# unwind-boot.txt holds one line: this, then the words.
+boot_txt_key=bootargs_card=
 while [ $# -gt 0 ]; do
     case "$1" in
         --deb) deb=${2:?--deb needs a file}; shift 2 ;;
@@ -92,15 +95,19 @@ while [ $# -gt 0 ]; do
         --signing-cert) signing_cert=${2:?--signing-cert needs a file}; shift 2 ;;
         --signing-key) signing_key=${2:?--signing-key needs a file}; shift 2 ;;
         --base-only) base_only=1; shift ;;
-        -h | --help) sed -n '2,45p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,46p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown option $1 (see --help)" ;;
     esac
 done
+# boot.scr leaves out a file over the size its itest line names (its commands' length).
+most=$(sed -n 's/^ *if itest 0x${filesize} -gt \(0x[0-9a-f]*\); then$/\1/p' "$here/boot/boot.cmd")
+[ -n "$most" ] || die "boot/boot.cmd: no line that leaves out a long unwind-boot.txt (if itest 0x\${filesize} -gt ...)"
+most=$((most - ${#boot_txt_key} - 1))
+[ "${#kernel_args}" -le "$most" ] || die "--kernel-args: ${#kernel_args} characters; at most $most (boot.scr leaves out a longer unwind-boot.txt: U-Boot's shell holds 1023 characters a command)"
 # boot.scr puts the text into U-Boot's bootargs through its shell, which parses a command again
 # after expanding a variable: a quote, a $, a ; or a backslash would garble the boot, on every boot.
 # The characters let in are boot.scr's own, read from the line that leaves out every word with
 # another (one list for the image and the boot).
-[ "${#kernel_args}" -le 1024 ] || die "--kernel-args: ${#kernel_args} characters; at most 1024 (the kernel keeps 2048, boot.scr adds the slot's root after them)"
 kept=$(sed -n 's/^ *setexpr bootargs_card gsub "\\S\*\[^\([^]]*\)\]\\S\*" ""$/\1/p' "$here/boot/boot.cmd")
 [ -n "$kept" ] || die "boot/boot.cmd: no line that leaves out the words of unwind-boot.txt (setexpr bootargs_card gsub ...)"
 case "$kernel_args" in
@@ -323,7 +330,7 @@ for dtb in "$boot"/bcm2*.dtb; do
     trees=$((trees + 1))
 done
 [ "$trees" -gt 0 ] || die "no Raspberry Pi device tree on the boot partition (raspi-firmware)"
-echo "bootargs_card=$kernel_args" >"$boot/unwind-boot.txt"
+echo "$boot_txt_key$kernel_args" >"$boot/unwind-boot.txt"
 cp "$setup" "$boot/unwind-setup.txt"
 cp "$config" "$boot/unwind.conf"
 cp "$here/boot/README.txt" "$boot/README.txt"

@@ -146,13 +146,23 @@ setenv bootargs_card
 # ends become spaces, and each word with a character outside the list below is left out whole
 # (a character taken out of a word could make another parameter of it: #init=/bin/sh).
 # build-image.sh reads the list from that line and refuses --kernel-args outside it.
-if load ${devtype} ${devnum}:1 ${unwind_mem} unwind-boot.txt; then
-  env import -t ${unwind_mem} ${filesize} bootargs_card
-  if env exists bootargs_card; then
-    setexpr bootargs_card gsub "\s" " "
-    setexpr bootargs_card gsub "\S*[^ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 ._,:=/+@-]\S*" ""
+# A file over 768 bytes is left out whole, as one without the line: once ${...} is expanded, a
+# command of this script holds at most 1023 characters (U-Boot's console buffer), and the one
+# that sets bootargs below holds the card's words and about 100 characters more; a longer one
+# is cut and swallows the lines after it (measured: no rootwait, no slot, a kernel that never spoke). Only
+# 769 bytes are read, so a huge file cannot overwrite what lies after the buffer, nor overflow
+# the word filter's 16 KiB. build-image.sh reads the size from the itest line.
+if load ${devtype} ${devnum}:1 ${unwind_mem} unwind-boot.txt 0x301; then
+  if itest 0x${filesize} -gt 0x300; then
+    echo "unwind: unwind-boot.txt is over 768 bytes, so it is left out; the kernel gets only the root and slot"
   else
-    echo "unwind: unwind-boot.txt has no line bootargs_card=...; the kernel gets only the root and slot"
+    env import -t ${unwind_mem} ${filesize} bootargs_card
+    if env exists bootargs_card; then
+      setexpr bootargs_card gsub "\s" " "
+      setexpr bootargs_card gsub "\S*[^ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 ._,:=/+@-]\S*" ""
+    else
+      echo "unwind: unwind-boot.txt has no line bootargs_card=...; the kernel gets only the root and slot"
+    fi
   fi
 fi
 part uuid ${devtype} ${devnum}:${rootpart} rootuuid
