@@ -3,10 +3,11 @@
 # side-boots.sh -- the boots of the boot test (sourced by Tests/Image/boot-test.sh, whose card,
 # boot and checks they use) that need nothing from the boots after the first: the card's own Pi
 # U-Boot in qemu's raspi3b on a copy of the card as built (pi_card, pi_uboot), the emulated
-# machine's U-Boot on that copy with its slots' state unreadable (unreadable_state) and with
-# unwind-boot.txt edited by hand (edited_boot_txt), two bad cards,
-# copies of the card after its first boot (bad_cards, bad_card_boots). side_start runs them in
-# a subshell beside the update checks' boots, side_join adds what they found.
+# machine's U-Boot on that copy with its slots' state unreadable (unreadable_state), with
+# unwind-boot.txt edited by hand (edited_boot_txt) and at the longest boot.scr takes and past it
+# (long_boot_txt); two bad cards, copies of the card after its first boot (bad_cards,
+# bad_card_boots). side_start runs them in a subshell beside the update checks' boots, side_join
+# adds what they found.
 
 # pi_card: the card as built, for pi_uboot (a side boot: the first boot changes the card), with
 # its slots' state apart (each of pi_uboot's runs starts from it).
@@ -124,27 +125,34 @@ edited_boot_txt() {
     check "unwind-boot.txt edited by hand with quotes, a \$, a ; and #init=: the kernel's command line is \"$line\"" \
         grep -qE "^console=ttyAMA0 +loglevel=7 +root=PARTUUID=[0-9a-f-]+ ro rootwait rauc.slot=A " <<<"$line"
 }
-# unwind-boot.txt at the longest boot.scr takes (768 bytes, its words module parameters, which
-# the kernel keeps to itself: more than 32 unknown ones would stop it), then one byte longer and
-# at the 1022 bytes build-image.sh once let in: the first whole before the root, the others left
-# out, saying so, the kernel still with its root and slot (with that file read, U-Boot cut its
-# command at 1023 characters: a kernel without root=). The Pi's card's last user.
+# unwind-boot.txt at the longest boot.scr takes (1920 bytes; its words module parameters, which
+# the kernel keeps to itself: more than 32 unknown ones would stop it), then one byte longer,
+# and at 2100 bytes, which would leave the kernel without root= (it keeps 2047 characters): the
+# first imported and its slot's root mounted read-only (the kernel prints no more than about
+# 1000 characters of its command line, so the mount shows that the end of the line arrived),
+# the others left out, saying so, the kernel still with its root and slot. The Pi's card's last
+# user.
 long_boot_txt() {
     local pi=$work/pi-card.img size line words
-    for size in 768 769 1022; do
+    for size in 1920 1921 2100; do
         dd if="$work/pi-slot-state.bin" of="$pi" bs=1024 seek=1024 conv=notrunc status=none
-        words=$(seq -f 'm%04g.p=1' 0 200 | paste -sd ' ' | head -c $((size - 26)))
+        words=$(seq -f 'm%04g.p=1' 0 300 | paste -sd ' ' | head -c $((size - 26)))
         printf 'bootargs_card=%s loglevel=7\n' "$words" >"$work/long-boot.txt"
         mcopy -o -i "$pi@@$((boot_start * 512))" "$work/long-boot.txt" ::unwind-boot.txt
         card=$pi
-        u_boot_boot "long$size" "Kernel command line:"
+        if [ "$size" = 1920 ]; then
+            u_boot_boot "long$size" "EXT4-fs \(vda2\): mounted|No root device|Gave up waiting"
+        else
+            u_boot_boot "long$size" "Kernel command line:"
+        fi
         line=$(grep -a -m1 "Kernel command line:" "$work/long$size.console" | tr -d '\r' | sed 's/^.*Kernel command line: *//')
-        if [ "$size" = 768 ]; then
-            check "unwind-boot.txt of 768 bytes ($(stat -c %s "$work/long-boot.txt")): the kernel gets every word, then its root (${#line} characters)" \
-                bash -c '[[ $1 == "${2#bootargs_card=}"" root=PARTUUID="* ]] && grep -qE " ro rootwait rauc.slot=A unwind.tries_left=2$" <<<"$1"' _ "$line" "$(tr -d '\n' <"$work/long-boot.txt")"
+        if [ "$size" = 1920 ]; then
+            check "unwind-boot.txt of 1920 bytes ($(stat -c %s "$work/long-boot.txt")): imported (the kernel's line begins with its words), and slot A's root mounted read-only" \
+                bash -c '[ ${#1} -gt 900 ] && [[ ${2#bootargs_card=} == "${1:0:900}"* ]] && ! grep -aq "left out" "$3" && grep -aqE "EXT4-fs \(vda2\): mounted filesystem .* ro " "$3"' \
+                _ "$line" "$(tr -d '\n' <"$work/long-boot.txt")" "$work/long$size.console"
         else
             check "unwind-boot.txt of $size bytes ($(stat -c %s "$work/long-boot.txt")): left out, and said; the kernel gets its root: \"$line\"" \
-                bash -c 'grep -aq "unwind: unwind-boot.txt is over 768 bytes, so it is left out" "$2" && grep -qE "^root=PARTUUID=[0-9a-f-]+ ro rootwait rauc.slot=A unwind.tries_left=2$" <<<"$1"' _ "$line" "$work/long$size.console"
+                bash -c 'grep -aq "unwind: unwind-boot.txt is longer than 0x780 bytes, so it is left out" "$2" && grep -qE "^root=PARTUUID=[0-9a-f-]+ ro rootwait rauc.slot=A unwind.tries_left=2$" <<<"$1"' _ "$line" "$work/long$size.console"
         fi
     done
     rm -f "$pi"
@@ -232,16 +240,16 @@ bad_card_boots() {
 
 # --- side boots ---------------------------------------------------------------------------------
 # The U-Boot checks on the card as built (pi_uboot, unreadable_state, edited_boot_txt,
-# long_boot_txt) and the
-# bad cards (bad_card_boots, once the first boot has made their cards) need nothing from the
-# boots after the first, so they run beside the update checks' boots after the trial
-# (update-checks.sh): the broken system's trial and the stuck boot mostly wait (150 s of trial,
-# a boot's deadline), and the trial itself, which must come up within its window, has the cores
-# to itself. Without update boots they run after the cuts, alone. They run in a subshell with a modem of their own; what they print, their checks' counts,
-# their boots' costs and their own seconds are added at side_join, which comes before the
-# watchdog's boot (a second machine on the host could delay the watchdog's feeding) and at the
-# end. The subshell kills its own machine and modem if it ends early; the test's cleanup stops
-# it, and then everything it started (kill_tree).
+# long_boot_txt) and the bad cards (bad_card_boots, once the first boot has made their cards)
+# need nothing from the boots after the first, so they run beside the update checks' boots after
+# the trial (update-checks.sh): the broken system's trial and the stuck boot mostly wait (150 s
+# of trial, a boot's deadline), and the trial itself, which must come up within its window, has
+# the cores to itself. Without update boots they run after the cuts, alone. They run in a
+# subshell with a modem of their own; what they print, their checks' counts, their boots' costs
+# and their own seconds are added at side_join, which comes before the watchdog's boot (a second
+# machine on the host could delay the watchdog's feeding) and at the end. The subshell kills its
+# own machine and modem if it ends early; the test's cleanup stops it, and then everything it
+# started (kill_tree).
 side_started=
 # shellcheck disable=SC2030 # the subshell's own counts and costs, on purpose (side_join adds them)
 side_start() {

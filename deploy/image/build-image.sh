@@ -36,7 +36,7 @@
 # that setup file and configuration on the boot partition instead of the blank template and the
 # package's default; --kernel-args TEXT is the card's kernel command line instead of the
 # board's (the emulated machine's console), in letters, digits, spaces and . _ , : = / + @ -
-# (U-Boot's shell would parse a quote or a $), at most 753 of them; boot.scr adds the slot's
+# (U-Boot's shell would parse a quote or a $), at most 1905 of them; boot.scr adds the slot's
 # root to it.
 # The root file system without Unwind (mmdebstrap, every package's scripts run under qemu-user)
 # is cached in ${UNWIND_IMAGE_CACHE:-~/.cache/unwind-image}; cold about
@@ -99,11 +99,12 @@ while [ $# -gt 0 ]; do
         *) die "unknown option $1 (see --help)" ;;
     esac
 done
-# boot.scr leaves out a file over the size its itest line names (its commands' length).
-most=$(sed -n 's/^ *if itest 0x${filesize} -gt \(0x[0-9a-f]*\); then$/\1/p' "$here/boot/boot.cmd")
-[ -n "$most" ] || die "boot/boot.cmd: no line that leaves out a long unwind-boot.txt (if itest 0x\${filesize} -gt ...)"
+# boot.scr leaves out a longer unwind-boot.txt than its setenv line names: the kernel keeps 2047
+# characters of its command line, and the slot's root comes after these.
+most=$(sed -n 's/^setenv unwind_txt_most \(0x[0-9a-f][0-9a-f]*\)$/\1/p' "$here/boot/boot.cmd")
+[ -n "$most" ] || die "boot/boot.cmd: no line that says how long unwind-boot.txt may be (setenv unwind_txt_most 0x...)"
 most=$((most - ${#boot_txt_key} - 1))
-[ "${#kernel_args}" -le "$most" ] || die "--kernel-args: ${#kernel_args} characters; at most $most (boot.scr leaves out a longer unwind-boot.txt: U-Boot's shell holds 1023 characters a command)"
+[ "${#kernel_args}" -le "$most" ] || die "--kernel-args: ${#kernel_args} characters; at most $most (boot.scr leaves out a longer unwind-boot.txt: the kernel keeps 2047 characters of its command line, and the slot's root comes after these)"
 # boot.scr puts the text into U-Boot's bootargs through its shell, which parses a command again
 # after expanding a variable: a quote, a $, a ; or a backslash would garble the boot, on every boot.
 # The characters let in are boot.scr's own, read from the line that leaves out every word with

@@ -146,15 +146,17 @@ setenv bootargs_card
 # ends become spaces, and each word with a character outside the list below is left out whole
 # (a character taken out of a word could make another parameter of it: #init=/bin/sh).
 # build-image.sh reads the list from that line and refuses --kernel-args outside it.
-# A file over 768 bytes is left out whole, as one without the line: once ${...} is expanded, a
-# command of this script holds at most 1023 characters (U-Boot's console buffer), and the one
-# that sets bootargs below holds the card's words and about 100 characters more; a longer one
-# is cut and swallows the lines after it (measured: no rootwait, no slot, a kernel that never spoke). Only
-# 769 bytes are read, so a huge file cannot overwrite what lies after the buffer, nor overflow
-# the word filter's 16 KiB. build-image.sh reads the size from the itest line.
-if load ${devtype} ${devnum}:1 ${unwind_mem} unwind-boot.txt 0x301; then
-  if itest 0x${filesize} -gt 0x300; then
-    echo "unwind: unwind-boot.txt is over 768 bytes, so it is left out; the kernel gets only the root and slot"
+# A file over 1920 bytes (unwind_txt_most) is left out whole, as one without the line: the kernel
+# keeps the first 2047 characters of its command line, and the root and slot come after the
+# card's words (up to 110 characters of them), so a longer line would lose root= on every boot.
+# One byte more is read, to tell: a huge file neither overwrites what lies after the buffer nor
+# overflows the word filter's 16 KiB (which would leave the words unfiltered). build-image.sh
+# reads the size from the setenv line.
+setenv unwind_txt_most 0x780
+setexpr unwind_txt_read ${unwind_txt_most} + 1
+if load ${devtype} ${devnum}:1 ${unwind_mem} unwind-boot.txt ${unwind_txt_read}; then
+  if itest 0x${filesize} -gt ${unwind_txt_most}; then
+    echo "unwind: unwind-boot.txt is longer than ${unwind_txt_most} bytes, so it is left out; the kernel gets only the root and slot"
   else
     env import -t ${unwind_mem} ${filesize} bootargs_card
     if env exists bootargs_card; then
