@@ -128,10 +128,10 @@ edited_boot_txt() {
 # unwind-boot.txt at the longest boot.scr takes (1920 bytes; its words module parameters, which
 # the kernel keeps to itself: more than 32 unknown ones would stop it), then one byte longer,
 # and at 2100 bytes, which would leave the kernel without root= (it keeps 2047 characters): the
-# first imported and its slot's root mounted read-only (the kernel prints no more than about
-# 1000 characters of its command line, so the mount shows that the end of the line arrived),
-# the others left out, saying so, the kernel still with its root and slot. The Pi's card's last
-# user.
+# first imported and its slot's root mounted (the kernel prints no more than about 1000
+# characters of its command line, so the mount shows that root= arrived; the slot's words after
+# it end within 2047 characters by boot.cmd's arithmetic), the others left out, saying so, the
+# kernel still with its root and slot. The Pi's card's last user.
 long_boot_txt() {
     local pi=$work/pi-card.img size line words
     for size in 1920 1921 2100; do
@@ -141,18 +141,19 @@ long_boot_txt() {
         mcopy -o -i "$pi@@$((boot_start * 512))" "$work/long-boot.txt" ::unwind-boot.txt
         card=$pi
         if [ "$size" = 1920 ]; then
-            u_boot_boot "long$size" "EXT4-fs \(vda2\): mounted|No root device|Gave up waiting"
+            u_boot_boot "long$size" "EXT4-fs \(vda2\): mounted|No root device"
         else
             u_boot_boot "long$size" "Kernel command line:"
         fi
         line=$(grep -a -m1 "Kernel command line:" "$work/long$size.console" | tr -d '\r' | sed 's/^.*Kernel command line: *//')
         if [ "$size" = 1920 ]; then
-            check "unwind-boot.txt of 1920 bytes ($(stat -c %s "$work/long-boot.txt")): imported (the kernel's line begins with its words), and slot A's root mounted read-only" \
-                bash -c '[ ${#1} -gt 900 ] && [[ ${2#bootargs_card=} == "${1:0:900}"* ]] && ! grep -aq "left out" "$3" && grep -aqE "EXT4-fs \(vda2\): mounted filesystem .* ro " "$3"' \
-                _ "$line" "$(tr -d '\n' <"$work/long-boot.txt")" "$work/long$size.console"
+            check "unwind-boot.txt of 1920 bytes ($(stat -c %s "$work/long-boot.txt")): imported (the kernel's line begins with its words), and slot A's root mounted" \
+                bash -c '[ "$4" = 1920 ] && [ ${#1} -gt 900 ] && [[ ${2#bootargs_card=} == "${1:0:900}"* ]] && ! grep -aq "left out" "$3" && grep -aqE "EXT4-fs \(vda2\): mounted filesystem .* ro " "$3"' \
+                _ "$line" "$(tr -d '\n' <"$work/long-boot.txt")" "$work/long$size.console" "$(stat -c %s "$work/long-boot.txt")"
         else
             check "unwind-boot.txt of $size bytes ($(stat -c %s "$work/long-boot.txt")): left out, and said; the kernel gets its root: \"$line\"" \
-                bash -c 'grep -aq "unwind: unwind-boot.txt is longer than 0x780 bytes, so it is left out" "$2" && grep -qE "^root=PARTUUID=[0-9a-f-]+ ro rootwait rauc.slot=A unwind.tries_left=2$" <<<"$1"' _ "$line" "$work/long$size.console"
+                bash -c '[ "$3" = "$4" ] && grep -aq "unwind: unwind-boot.txt is longer than 0x780 bytes, so it is left out" "$2" && grep -qE "^root=PARTUUID=[0-9a-f-]+ ro rootwait rauc.slot=A unwind.tries_left=2$" <<<"$1"' \
+                _ "$line" "$work/long$size.console" "$(stat -c %s "$work/long-boot.txt")" "$size"
         fi
     done
     rm -f "$pi"
