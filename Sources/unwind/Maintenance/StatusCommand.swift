@@ -52,7 +52,8 @@ struct StatusCommand: ParsableCommand {
             // JSONEncoder escapes C0 inside strings and writes raw line feeds only between
             // members: escaping line by line turns what is left (DEL, C1, bidi controls) into
             // JSON's own \u escapes, so the output still decodes to the device's text.
-            let json = String(decoding: try e.encode(ReportWithUpdate(report: s, update: update)), as: UTF8.self)
+            let report = ReportWithUpdate(report: s, update: update, setAside: Self.keptAside(m.stateDirectory))
+            let json = String(decoding: try e.encode(report), as: UTF8.self)
             for line in json.split(separator: "\n", omittingEmptySubsequences: false) { say(String(line)) }
             return
         }
@@ -120,13 +121,20 @@ struct StatusCommand: ParsableCommand {
         if kept.count > 20 { say("  … and \(kept.count - 20) more") }
     }
 
-    /// The names in the state directory that end up there when something is set aside, each with
-    /// what it is; empty when the directory cannot be listed.
+    /// The names that end up in the state directory when something is set aside, and in its
+    /// outbox and replies directories, where a message or reply the device could not read is set
+    /// aside beside the others (an alert left unsent among them), each with what it is; none for a
+    /// directory that cannot be listed.
     static func keptAside(_ stateDirectory: String) -> [String] {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: stateDirectory) else { return [] }
+        keptAside(in: stateDirectory, shownAs: "")
+            + [Outbox.directoryName, Inbox.directoryName].flatMap { keptAside(in: stateDirectory + "/" + $0, shownAs: $0 + "/") }
+    }
+
+    private static func keptAside(in directory: String, shownAs prefix: String) -> [String] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
         return names.filter { $0.contains(".corrupt-") }.sorted().map { name in
             var info = stat()
-            guard lstat(stateDirectory + "/" + name, &info) == 0 else { return name }
+            guard lstat(directory + "/" + name, &info) == 0 else { return prefix + name }
             let kind = switch info.st_mode & S_IFMT {
             case S_IFREG: "file, \(info.st_size) bytes"
             case S_IFDIR: "directory"
@@ -134,7 +142,7 @@ struct StatusCommand: ParsableCommand {
             case S_IFIFO: "FIFO"
             default: "special file"
             }
-            return "\(name) (\(kind))"
+            return "\(prefix)\(name) (\(kind))"
         }
     }
 
@@ -217,14 +225,16 @@ struct StatusCommand: ParsableCommand {
 private struct ReportWithUpdate: Encodable {
     let report: StatusReport
     let update: String?
+    /// What "Set aside" lists in the text, when there is any.
+    let setAside: [String]
 
-    private enum Key: String, CodingKey { case update }
+    private enum Key: String, CodingKey { case update, setAside }
 
     func encode(to encoder: any Encoder) throws {
         try report.encode(to: encoder)
-        guard let update else { return }
         var c = encoder.container(keyedBy: Key.self)
-        try c.encode(update, forKey: .update)
+        if let update { try c.encode(update, forKey: .update) }
+        if !setAside.isEmpty { try c.encode(setAside, forKey: .setAside) }
     }
 }
 
