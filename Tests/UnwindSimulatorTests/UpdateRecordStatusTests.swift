@@ -78,5 +78,6 @@ import UnwindMaintenance
         let plain = rig.unwind(["status", "--json", "--update-record", record + ".none"])
         let plainObject = try JSONSerialization.jsonObject(with: Data(plain.stdout.utf8)) as? [String: Any]
         #expect(plainObject != nil && plainObject?["update"] == nil)
+        #expect(plainObject?["setAside"] == nil, "nothing set aside, no list")
     }
 }

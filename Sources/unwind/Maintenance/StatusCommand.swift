@@ -125,9 +125,15 @@ struct StatusCommand: ParsableCommand {
     /// outbox and replies directories, where a message or reply the device could not read is set
     /// aside beside the others (an alert left unsent among them), each with what it is; none for a
     /// directory that cannot be listed.
+    /// The outbox comes first: an alert left unsent is what the maintainer must not miss when the
+    /// list is cut short. A link in place of either directory is not followed (lstat(2)): it is
+    /// the device's to set aside, and it may lead anywhere.
     static func keptAside(_ stateDirectory: String) -> [String] {
-        keptAside(in: stateDirectory, shownAs: "")
-            + [Outbox.directoryName, Inbox.directoryName].flatMap { keptAside(in: stateDirectory + "/" + $0, shownAs: $0 + "/") }
+        [Outbox.directoryName, Inbox.directoryName].flatMap { name in
+            var info = stat()
+            guard lstat(stateDirectory + "/" + name, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return [String]() }
+            return keptAside(in: stateDirectory + "/" + name, shownAs: name + "/")
+        } + keptAside(in: stateDirectory, shownAs: "")
     }
 
     private static func keptAside(in directory: String, shownAs prefix: String) -> [String] {
@@ -225,7 +231,7 @@ struct StatusCommand: ParsableCommand {
 private struct ReportWithUpdate: Encodable {
     let report: StatusReport
     let update: String?
-    /// What "Set aside" lists in the text, when there is any.
+    /// What "Set aside" lists in the text (all of it, where the text shows 20), when there is any.
     let setAside: [String]
 
     private enum Key: String, CodingKey { case update, setAside }
