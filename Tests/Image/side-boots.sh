@@ -133,23 +133,22 @@ edited_boot_txt() {
 # it end within 2047 characters by boot.cmd's arithmetic), the others left out, saying so, the
 # kernel still with its root and slot. The Pi's card's last user.
 long_boot_txt() {
-    local pi=$work/pi-card.img size line words
+    local pi=$work/pi-card.img size line words until
     for size in 1920 1921 2100; do
         dd if="$work/pi-slot-state.bin" of="$pi" bs=1024 seek=1024 conv=notrunc status=none
         words=$(seq -f 'm%04g.p=1' 0 300 | paste -sd ' ' | head -c $((size - 26)))
         printf 'bootargs_card=%s loglevel=7\n' "$words" >"$work/long-boot.txt"
         mcopy -o -i "$pi@@$((boot_start * 512))" "$work/long-boot.txt" ::unwind-boot.txt
         card=$pi
-        if [ "$size" = 1920 ]; then
-            u_boot_boot "long$size" "EXT4-fs \(vda2\): mounted|No root device"
-        else
-            u_boot_boot "long$size" "Kernel command line:"
-        fi
+        # The file boot.scr takes is followed to its root's mount; the others to the kernel's line.
+        until="Kernel command line:"
+        [ "$size" = 1920 ] && until="EXT4-fs \(vda2\): mounted|No root device"
+        u_boot_boot "long$size" "$until"
         line=$(grep -a -m1 "Kernel command line:" "$work/long$size.console" | tr -d '\r' | sed 's/^.*Kernel command line: *//')
         if [ "$size" = 1920 ]; then
             check "unwind-boot.txt of 1920 bytes ($(stat -c %s "$work/long-boot.txt")): imported (the kernel's line begins with its words), and slot A's root mounted" \
-                bash -c '[ "$4" = 1920 ] && [ ${#1} -gt 900 ] && [[ ${2#bootargs_card=} == "${1:0:900}"* ]] && ! grep -aq "left out" "$3" && grep -aqE "EXT4-fs \(vda2\): mounted filesystem .* ro " "$3"' \
-                _ "$line" "$(tr -d '\n' <"$work/long-boot.txt")" "$work/long$size.console" "$(stat -c %s "$work/long-boot.txt")"
+                bash -c '[ "$4" = "$5" ] && [ ${#1} -gt 900 ] && [[ ${2#bootargs_card=} == "${1:0:900}"* ]] && ! grep -aq "left out" "$3" && grep -aqE "EXT4-fs \(vda2\): mounted filesystem .* ro " "$3"' \
+                _ "$line" "$(tr -d '\n' <"$work/long-boot.txt")" "$work/long$size.console" "$(stat -c %s "$work/long-boot.txt")" "$size"
         else
             check "unwind-boot.txt of $size bytes ($(stat -c %s "$work/long-boot.txt")): left out, and said; the kernel gets its root: \"$line\"" \
                 bash -c '[ "$3" = "$4" ] && grep -aq "unwind: unwind-boot.txt is longer than 0x780 bytes, so it is left out" "$2" && grep -qE "^root=PARTUUID=[0-9a-f-]+ ro rootwait rauc.slot=A unwind.tries_left=2$" <<<"$1"' \

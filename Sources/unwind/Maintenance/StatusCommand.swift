@@ -125,6 +125,7 @@ struct StatusCommand: ParsableCommand {
     /// outbox and replies directories, where a message or reply the device could not read is set
     /// aside beside the others (an alert left unsent among them), each with what it is; none for a
     /// directory that cannot be listed.
+    ///
     /// The outbox comes first: an alert left unsent is what the maintainer must not miss when the
     /// list is cut short. A link in place of either directory is not followed (lstat(2)): it is
     /// the device's to set aside, and it may lead anywhere.
